@@ -1,0 +1,47 @@
+/*
+ * The index builder: the policy engine. Receives raw members in archive order
+ * (from the reader, or directly in unit tests), runs phase one per member as
+ * it arrives (skip, single-member rules, protected paths, duplicates, lexical
+ * symlink targets, named symlinks, limits), then at finish the [wsnap]
+ * symlink resolution walk and phase two, synthesizes implicit directories
+ * and produces the immutable index. Internal to core.
+ */
+#ifndef WSNAP_BUILDER_H
+#define WSNAP_BUILDER_H
+
+#include "error.h"
+#include "index.h"
+#include "policy.h"
+#include "reader.h"
+
+struct wsnap_builder;
+
+/* The policy is copied (the caller's may be released afterwards). */
+enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
+				    const struct wsnap_policy *policy,
+				    struct wsnap_error *err);
+
+/* Phase one for one member. Same signature as wsnap_reader_fn with the
+ * builder as ctx, so it can be passed to wsnap_reader_run directly. */
+enum wsnap_status wsnap_builder_add(void *builder,
+				    const struct wsnap_raw_member *m,
+				    struct wsnap_error *err);
+
+/*
+ * The rest of the policy; on success *out is the index (with no data
+ * descriptor: see wsnap_index_attach_data). The builder is freed in all
+ * cases.
+ */
+enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
+				       struct wsnap_index **out,
+				       struct wsnap_error *err);
+
+/* Frees an unfinished builder. NULL does nothing. */
+void wsnap_builder_free(struct wsnap_builder *b);
+
+/* Gives the index its data descriptor (taken over) and the reader's
+ * figures; records fstat of fd for wsnap_index_data_check. */
+void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
+			     const struct wsnap_reader_result *res);
+
+#endif

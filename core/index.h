@@ -1,0 +1,162 @@
+/*
+ * The member index: what a validated archive contains, built once and
+ * immutable afterwards, so readers (the FUSE threads) need no locks.
+ *
+ * Invariants:
+ *  - node numbers ("inos") run from 1 to wsnap_index_count(); 1 is the root
+ *    (FUSE_ROOT_ID). Inos are assigned in bytewise order of the rel path, so
+ *    the same archive and policy always give the same inos, and iterating
+ *    ino 2..count visits the members sorted exactly as 'wsnap ls' prints.
+ *  - every ancestor of a member exists as a directory node; ancestors that
+ *    are not members are 'implicit' (WSNAP_NODE_IMPLICIT, default metadata:
+ *    mode 0755, mtime 0).
+ *  - modes are presented modes: sanitized (policy.md 7.6) for files, 0755
+ *    for directories, 0777 for symlinks.
+ *  - a regular file's data lies at 'offset' in the data stream
+ *    (wsnap_index_data_fd), or is described by a sparse map.
+ */
+#ifndef WSNAP_INDEX_H
+#define WSNAP_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "policy.h"
+#include "reader.h"
+
+#define WSNAP_ROOT_INO 1u
+
+enum wsnap_type {
+	WSNAP_TYPE_DIR = 1,
+	WSNAP_TYPE_FILE = 2,
+	WSNAP_TYPE_SYMLINK = 3,
+};
+
+enum wsnap_node_flags {
+	WSNAP_NODE_IMPLICIT = 1 << 0,	/* directory synthesized for a parent */
+	WSNAP_NODE_MTIME_FRAC = 1 << 1, /* archive gave a sub-second mtime */
+	WSNAP_NODE_SPARSE = 1 << 2,	/* data described by a sparse map */
+};
+
+/* Presented size of a directory (st_size, 'ls'). */
+#define WSNAP_DIR_SIZE 4096u
+
+/* Read-only view of one node; owned by the index. */
+struct wsnap_node {
+	const char *path; /* rel path, NUL-terminated; "" for the root */
+	const char
+		*target; /* symlink target (raw), NUL-terminated; else NULL */
+	uint64_t size;	 /* file: logical size; symlink: target length;
+			    dir: WSNAP_DIR_SIZE */
+	uint64_t offset; /* file: data offset in the data stream */
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	uint32_t parent;      /* ino of the parent; the root's is itself */
+	uint32_t first_child; /* private: index into the children table */
+	uint32_t nchildren;   /* entries in this directory */
+	uint32_t nsubdirs;    /* of which directories */
+	uint32_t sparse;      /* private: sparse map reference */
+	uint32_t hash_next;   /* private */
+	uint32_t name_off;    /* offset of the last component within path */
+	uint16_t mode;	      /* presented permission bits */
+	uint8_t type;	      /* enum wsnap_type */
+	uint8_t flags;	      /* enum wsnap_node_flags */
+};
+
+struct wsnap_index;
+
+struct wsnap_index_stats {
+	uint64_t members;  /* archive members indexed (not skipped, not root) */
+	uint64_t dirs;	   /* directory nodes, implicit included, root not */
+	uint64_t implicit; /* of which implicit */
+	uint64_t files;
+	uint64_t symlinks;
+	uint64_t total_bytes;  /* sum of regular file sizes */
+	uint64_t memory_bytes; /* heap held by the index */
+	uint64_t stream_bytes; /* decompressed tar stream */
+	uint64_t input_bytes;  /* bytes read from the input */
+	const char *compression;
+};
+
+/*
+ * Reads the archive on fd (see wsnap_reader_run), enforces the whole policy
+ * and builds the index. fd is not closed nor owned; with opts->keep_data the
+ * index holds its own descriptor for data reads. On success *out owns the
+ * index (free with wsnap_index_free). Errors: WSNAP_REJECTED with the
+ * member and reason of the first failing rule, WSNAP_IO.
+ */
+enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
+				    const struct wsnap_policy *policy,
+				    const struct wsnap_reader_opts *opts,
+				    struct wsnap_error *err);
+
+/* Frees the index and closes its data descriptor. NULL does nothing. */
+void wsnap_index_free(struct wsnap_index *idx);
+
+/* Number of nodes, root included; inos are 1..count. */
+uint32_t wsnap_index_count(const struct wsnap_index *idx);
+
+/* The node of ino, or NULL when ino is out of range. */
+const struct wsnap_node *wsnap_index_node(const struct wsnap_index *idx,
+					  uint32_t ino);
+
+/* Last path component of a node ("" for the root). */
+static inline const char *wsnap_node_name(const struct wsnap_node *n)
+{
+	return n->path + n->name_off;
+}
+
+/* Ino of the rel path (normalized, no leading or trailing '/'), or 0. O(1). */
+uint32_t wsnap_index_lookup(const struct wsnap_index *idx, const char *path,
+			    size_t len);
+
+/* Ino of the entry 'name' in directory 'parent', or 0. O(1). */
+uint32_t wsnap_index_child(const struct wsnap_index *idx, uint32_t parent,
+			   const char *name, size_t len);
+
+/*
+ * Children of a directory, sorted bytewise by name: *children points into
+ * the index (valid while it lives); returns their number (0 for non-dirs).
+ */
+uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
+			      const uint32_t **children);
+
+void wsnap_index_stats(const struct wsnap_index *idx,
+		       struct wsnap_index_stats *st);
+
+/*
+ * Data access (needs opts->keep_data at build time).
+ *
+ * wsnap_index_data_fd: the descriptor data is read from (-1 if none). The
+ * index owns it.
+ *
+ * wsnap_index_extent: for a regular file and a logical offset off < size,
+ * fills *ext with the extent containing off: either data at a physical
+ * offset of the data fd, or a hole (physical < 0) that reads as zeros;
+ * length is clipped to the end of the run and of the file. Returns 0, or
+ * -EINVAL (not a file, off >= size).
+ *
+ * wsnap_index_pread: reads up to len bytes of a regular file at off into buf
+ * (holes as zeros); returns the bytes read (0 at or past the end) or a
+ * negative errno: -EIO when the archive changed underneath (shorter than
+ * the index says, or rewritten since the build: size, mtime or inode differ).
+ *
+ * wsnap_index_data_check: -EIO if the data file changed since the build,
+ * else 0.
+ */
+struct wsnap_extent {
+	uint64_t logical;
+	uint64_t length;
+	int64_t physical; /* < 0: hole */
+};
+int wsnap_index_data_fd(const struct wsnap_index *idx);
+int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
+		       uint64_t off, struct wsnap_extent *ext);
+ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
+			  void *buf, size_t len, uint64_t off);
+int wsnap_index_data_check(const struct wsnap_index *idx);
+
+#endif

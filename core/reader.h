@@ -1,0 +1,119 @@
+/*
+ * The tar reader: walks every header of an archive once, through libarchive,
+ * and hands each member to a callback as a struct wsnap_raw_member. It knows
+ * tar and compression, not the policy: stream rules (policy.md section 5,
+ * first two bullets, and the last) are enforced here, everything else by the
+ * callback (the index builder).
+ *
+ * Invariants:
+ *  - any status from libarchive other than ARCHIVE_OK / ARCHIVE_EOF ends the
+ *    read as '<tar>': 'invalid tar stream' (no ARCHIVE_RETRY resync);
+ *  - the raw typeflag of each member's main header is read from the bytes of
+ *    the stream itself, never guessed from libarchive's file type;
+ *  - a compressed stream is read to its very end, so a bad trailer fails;
+ *  - memory is bounded by WSNAP_READER_MAX_HEADER_BYTES whatever the input;
+ *  - for an uncompressed, seekable input file data is skipped by seeking:
+ *    the cost grows with the number of members, not the bytes.
+ */
+#ifndef WSNAP_READER_H
+#define WSNAP_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Most bytes of extended headers (pax, GNU L/K, sparse maps) of one member. */
+#define WSNAP_READER_MAX_HEADER_BYTES (4u << 20)
+
+enum wsnap_raw_type {
+	WSNAP_RAW_FILE,	    /* typeflag '0', NUL, '7', GNU sparse 'S' */
+	WSNAP_RAW_DIR,	    /* '5' (and NUL with a trailing '/', as tarfile) */
+	WSNAP_RAW_SYMLINK,  /* '2' */
+	WSNAP_RAW_HARDLINK, /* '1' */
+	WSNAP_RAW_OTHER,    /* devices, FIFOs, unknown typeflags */
+};
+
+/* One run of a sparse file: logical offset and length; runs are stored
+ * back to back from the member's data offset. */
+struct wsnap_sparse_run {
+	uint64_t offset;
+	uint64_t length;
+};
+
+struct wsnap_raw_member {
+	/* member name (policy.md section 1) as the reader reports it: raw
+	 * bytes, NUL-terminated, not normalized (trailing '/' kept) */
+	const char *name;
+	size_t name_len;
+	enum wsnap_raw_type type;
+	char typeflag; /* raw typeflag of the main header */
+	/* symlink or hardlink target, raw, NUL-terminated; NULL otherwise */
+	const char *linkname;
+	size_t linkname_len;
+	uint32_t mode; /* permission bits of the header (07777) */
+	/* regular file: logical size (a sparse file's full size); else 0 */
+	uint64_t size;
+	/* offset of the member's data in the decompressed stream */
+	uint64_t data_offset;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	/* sparse files only: runs sorted, non-overlapping, within size;
+	 * NULL / 0 for ordinary files */
+	const struct wsnap_sparse_run *sparse;
+	size_t nsparse;
+};
+
+/*
+ * Called once per member in archive order. The member and everything it
+ * points to is valid only during the call. A non-OK return stops the read
+ * and is returned by wsnap_reader_run unchanged (err as the callback set it).
+ */
+typedef enum wsnap_status (*wsnap_reader_fn)(void *ctx,
+					     const struct wsnap_raw_member *m,
+					     struct wsnap_error *err);
+
+/* Called now and then with bytes read from the input so far and its total
+ * size (0 when unknown, as for a pipe). */
+typedef void (*wsnap_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+struct wsnap_reader_opts {
+	/*
+	 * When true, make member data readable after the read: a plain
+	 * (uncompressed) seekable file is used in place; anything else
+	 * (compressed, or a pipe) is written, decompressed, to an unlinked
+	 * temporary file in tmpdir while it is read ("spill").
+	 */
+	bool keep_data;
+	const char *tmpdir; /* NULL: $TMPDIR, else /tmp */
+	wsnap_progress_fn progress;
+	void *progress_ctx;
+};
+
+struct wsnap_reader_result {
+	/*
+	 * With keep_data: a descriptor (owned by the caller, O_CLOEXEC) from
+	 * which member data is read at data_offset: a dup of the input for a
+	 * plain seekable archive, the spill file otherwise. -1 without
+	 * keep_data.
+	 */
+	int data_fd;
+	bool spilled;		 /* data_fd is a spill file */
+	uint64_t stream_bytes;	 /* size of the decompressed stream read */
+	uint64_t input_bytes;	 /* bytes read from the input */
+	const char *compression; /* "none", "gzip", ... (static string) */
+};
+
+/*
+ * Reads the archive from fd (not closed; position irrelevant for a seekable
+ * regular file, current position for a pipe) and calls fn per member.
+ * Errors: WSNAP_REJECTED ('<tar>' invalid tar stream, or the callback's),
+ * WSNAP_IO (read error, spill file cannot be written).
+ */
+enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
+				   wsnap_reader_fn fn, void *ctx,
+				   struct wsnap_reader_result *result,
+				   struct wsnap_error *err);
+
+#endif

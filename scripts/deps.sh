@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what wsnap needs to build, test and benchmark on Debian 12 (root).
+# Does nothing when everything is already there.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
+      libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
+      fuse-overlayfs psmisc clang clang-format)
+[ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq \
+		--no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,92 @@
+/* wsnap: dispatch to one subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"check", wsnap_cmd_check, "validate an archive against the policy"},
+	{"ls", wsnap_cmd_ls, "list an archive as a mount would present it"},
+	{"mount", wsnap_cmd_mount, "mount an archive read-only (FUSE)"},
+	{"export", wsnap_cmd_export, "extract an archive safely"},
+	{"strip-prefix", wsnap_cmd_strip_prefix,
+	 "rewrite an archive relative to a prefix"},
+	{"diff", wsnap_cmd_diff, "compare snapshots and directories"},
+	{"pack", wsnap_cmd_pack, "make a snapshot of a directory"},
+	{"hydrate", wsnap_cmd_hydrate,
+	 "writable workspace over a snapshot (overlay)"},
+	{"unmount", wsnap_cmd_unmount, "take down a mount or a workspace"},
+};
+
+static void usage(FILE *f)
+{
+	size_t i;
+
+	fprintf(f, "usage: wsnap COMMAND [OPTIONS] ARGS...\n\n"
+		   "A tar snapshot of a workspace as a validated, read-only "
+		   "filesystem.\n\ncommands:\n");
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-13s %s\n", commands[i].name,
+			commands[i].summary);
+	fprintf(f, "\n'wsnap help COMMAND' or 'wsnap COMMAND --help' for "
+		   "details; 'wsnap --version'.\n"
+		   "exit status: 0 ok, 1 differences (diff), 2 usage, "
+		   "3 archive rejected, 4 I/O or system error\n");
+}
+
+static const struct command *find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("wsnap %s\n", WSNAP_VERSION);
+		return 0;
+	}
+	if (strcmp(argv[1], "help") == 0) {
+		char *help_argv[] = {argv[2], "--help", NULL};
+
+		if (argc < 3) {
+			usage(stdout);
+			return 0;
+		}
+		cmd = find(argv[2]);
+		if (!cmd) {
+			fprintf(stderr, "wsnap: unknown command '%s'\n",
+				argv[2]);
+			return 2;
+		}
+		return cmd->run(2, help_argv);
+	}
+	cmd = find(argv[1]);
+	if (!cmd) {
+		fprintf(stderr,
+			"wsnap: unknown command '%s' (try 'wsnap --help')\n",
+			argv[1]);
+		return 2;
+	}
+	return cmd->run(argc - 1, argv + 1);
+}

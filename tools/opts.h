@@ -1,0 +1,87 @@
+/*
+ * Option parsing and reporting shared by the subcommands.
+ *
+ * Each subcommand parses its argv with getopt_long, includes
+ * WSNAP_POLICY_LONGOPTS in its option table when it reads archives, and
+ * passes every option it does not know itself to wsnap_opts_policy().
+ * Each returns an exit code (cli.md): 0, 1 (diff), 2, 3, 4.
+ */
+#ifndef WSNAP_OPTS_H
+#define WSNAP_OPTS_H
+
+#include <stdbool.h>
+#include <getopt.h>
+
+#include "error.h"
+#include "index.h"
+#include "policy.h"
+
+enum wsnap_policy_opt {
+	WSNAP_OPT_ALLOW_EXTERNAL_SYMLINKS = 0x1000,
+	WSNAP_OPT_NO_SYMLINKS,
+	WSNAP_OPT_SKIP,
+	WSNAP_OPT_ROOT_NAME,
+	WSNAP_OPT_REJECT_PATH,
+	WSNAP_OPT_REJECT_SYMLINK,
+	WSNAP_OPT_MAX_MEMBERS,
+	WSNAP_OPT_MAX_TOTAL_SIZE,
+	WSNAP_OPT_MAX_FILE_SIZE,
+	WSNAP_OPT_MAX_PATH_LENGTH,
+	WSNAP_OPT_MAX_DEPTH,
+	WSNAP_OPT_JSON,
+	WSNAP_OPT_HELP,
+	WSNAP_OPT_FIRST_PRIVATE = 0x1100, /* subcommands number theirs here */
+};
+
+/* The policy options of policy.md section 6, for a getopt_long table. */
+#define WSNAP_POLICY_LONGOPTS                                                  \
+	{"allow-external-symlinks", no_argument, NULL,                         \
+	 WSNAP_OPT_ALLOW_EXTERNAL_SYMLINKS},                                   \
+		{"no-symlinks", no_argument, NULL, WSNAP_OPT_NO_SYMLINKS},     \
+		{"skip", required_argument, NULL, WSNAP_OPT_SKIP},             \
+		{"root-name", required_argument, NULL, WSNAP_OPT_ROOT_NAME},   \
+		{"reject-path", required_argument, NULL,                       \
+		 WSNAP_OPT_REJECT_PATH},                                       \
+		{"reject-symlink", required_argument, NULL,                    \
+		 WSNAP_OPT_REJECT_SYMLINK},                                    \
+		{"max-members", required_argument, NULL,                       \
+		 WSNAP_OPT_MAX_MEMBERS},                                       \
+		{"max-total-size", required_argument, NULL,                    \
+		 WSNAP_OPT_MAX_TOTAL_SIZE},                                    \
+		{"max-file-size", required_argument, NULL,                     \
+		 WSNAP_OPT_MAX_FILE_SIZE},                                     \
+		{"max-path-length", required_argument, NULL,                   \
+		 WSNAP_OPT_MAX_PATH_LENGTH},                                   \
+	{                                                                      \
+		"max-depth", required_argument, NULL, WSNAP_OPT_MAX_DEPTH      \
+	}
+
+/* Help text lines for the policy options (for each subcommand's --help). */
+extern const char wsnap_policy_help[];
+
+/*
+ * Applies one policy option (opt as getopt_long returned it, arg its
+ * argument). Returns 1 when it was a policy option and applied, 0 when opt
+ * is not a policy option, -1 on a bad value (message already printed; the
+ * caller exits 2).
+ */
+int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg);
+
+/*
+ * Prints err to stderr as one line 'wsnap: ...' (a rejection in the policy
+ * format 'unsafe tar member '<member>': <reason>', member repr-quoted, reason
+ * escaped), plus the hint line where an option would let the archive
+ * through; with json also the JSON object of cli.md on stdout. Returns the
+ * exit code for err->status.
+ */
+int wsnap_report(const struct wsnap_error *err, bool json);
+
+/* Prints 'wsnap: <cmd>: <msg>' and a hint to --help; returns 2. */
+int wsnap_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* Opens ARCHIVE for reading ("-" is standard input): returns an fd or -1
+ * with err set (WSNAP_IO). */
+int wsnap_open_archive(const char *path, struct wsnap_error *err);
+
+#endif
