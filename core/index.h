@@ -61,6 +61,8 @@ struct wsnap_node {
 	uint32_t sparse;      /* private: sparse map reference */
 	uint32_t hash_next;   /* private */
 	uint32_t name_off;    /* offset of the last component within path */
+	uint32_t order;	      /* position of the member in the archive (1-based;
+				 0 for the root and implicit directories) */
 	uint16_t mode;	      /* presented permission bits */
 	uint8_t type;	      /* enum wsnap_type */
 	uint8_t flags;	      /* enum wsnap_node_flags */

@@ -84,4 +84,15 @@ int wsnap_usage_error(const char *cmd, const char *fmt, ...)
  * with err set (WSNAP_IO). */
 int wsnap_open_archive(const char *path, struct wsnap_error *err);
 
+/*
+ * Opens ARCHIVE ("-" is standard input) and builds its index under policy
+ * (wsnap_index_build), showing a progress line on stderr when it is a
+ * terminal and the input is large. keep_data as in struct wsnap_reader_opts.
+ * Returns the status; on failure err is set and *out is NULL.
+ */
+enum wsnap_status wsnap_load_index(const char *path,
+				   const struct wsnap_policy *policy,
+				   bool keep_data, struct wsnap_index **out,
+				   struct wsnap_error *err);
+
 #endif
