@@ -6,9 +6,9 @@
 Small valid archives of every tar flavour and compression, one archive per
 policy rule (the case that triggers it), and the small files of the
 malformed corpus (tests/data/malformed). Seeds that need options carry the
-fuzz_index configuration prefix: "WSNP" and 12 bytes (see fuzz_index.c,
-struct layout in fuzz_configure); the configured paths are indices into
-fuzz_paths[], read from fuzz_index.c so that both stay in step.
+fuzzers' configuration prefix: "WSNP" and 12 bytes (see fuzz_common.h,
+fuzz_input_parse); the configured paths are indices into
+fuzz_paths[], read from fuzz_common.c so that both stay in step.
 
 Seeds have no .tar suffix (the repository ignores *.tar outside
 tests/data). Deterministic: running it again gives the same files.
@@ -33,7 +33,7 @@ def seed(name, data):
 
 
 def fuzz_paths():
-    src = open(os.path.join(HERE, "fuzz_index.c")).read()
+    src = open(os.path.join(HERE, "fuzz_common.c")).read()
     body = re.search(r"fuzz_paths\[\] = \{(.*?)\};", src, re.S).group(1)
     return re.findall(r'"((?:[^"\\]|\\.)*)"', body)
 
