@@ -79,6 +79,25 @@ static void fuzz_write_file(int at, const char *name, const char *text)
 	close(fd);
 }
 
+static void fuzz_rmtree(int at, const char *name);
+
+/* At exit (not after a crash: the scene is kept for the post-mortem). */
+static void fuzz_cleanup(void)
+{
+	char *slash = strrchr(fuzz_root, '/');
+	int parent;
+
+	if (fuzz_rootfd < 0 || !slash)
+		return;
+	*slash = '\0';
+	parent = open(fuzz_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*slash = '/';
+	if (parent < 0)
+		return;
+	fuzz_rmtree(parent, slash + 1);
+	close(parent);
+}
+
 static void fuzz_setup(void)
 {
 	const char *tmp = getenv("TMPDIR");
@@ -112,6 +131,7 @@ static void fuzz_setup(void)
 			   AT_SYMLINK_NOFOLLOW) == 0);
 	FUZZ_CHECK(fstatat(fuzz_rootfd, "box/sibling", &fuzz_sibling_st,
 			   AT_SYMLINK_NOFOLLOW) == 0);
+	atexit(fuzz_cleanup);
 }
 
 /* Removes name in at and everything under it; never follows a symlink.
