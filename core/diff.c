@@ -333,12 +333,10 @@ static enum wsnap_status emit(struct engine *e, wsnap_diff_fn fn, void *ctx,
 	return fn ? fn(ctx, &c, err) : WSNAP_OK;
 }
 
-enum wsnap_status wsnap_diff_run(const struct wsnap_diff_side *a,
-				 const struct wsnap_diff_side *b,
-				 const struct wsnap_diff_opts *opts,
-				 wsnap_diff_fn fn, void *ctx,
-				 struct wsnap_diff_stats *stats,
-				 struct wsnap_error *err)
+enum wsnap_status
+wsnap_diff_run(const struct wsnap_diff_side *a, const struct wsnap_diff_side *b,
+	       const struct wsnap_diff_opts *opts, wsnap_diff_fn fn, void *ctx,
+	       struct wsnap_diff_stats *stats, struct wsnap_error *err)
 {
 	struct wsnap_diff_stats local;
 	struct engine e;

@@ -107,7 +107,7 @@ enum wsnap_diff_kind {
 
 struct wsnap_diff_change {
 	enum wsnap_diff_kind kind;
-	const char *path;	   /* rel path (raw bytes) */
+	const char *path;	    /* rel path (raw bytes) */
 	const struct wsnap_node *a; /* node of side A, NULL for 'A' */
 	const struct wsnap_node *b; /* node of side B, NULL for 'D' */
 };
@@ -127,8 +127,8 @@ struct wsnap_diff_stats {
 	uint64_t removed;
 	uint64_t modified;
 	uint64_t type_changed;
-	uint64_t files_read;  /* pairs of files whose content was compared */
-	uint64_t bytes_read;  /* bytes read from each side for that */
+	uint64_t files_read; /* pairs of files whose content was compared */
+	uint64_t bytes_read; /* bytes read from each side for that */
 };
 
 /*
@@ -137,12 +137,10 @@ struct wsnap_diff_stats {
  * (see stats or the callback); errors: WSNAP_IO from content reads (the
  * message names the file), out of memory, or the callback's status.
  */
-enum wsnap_status wsnap_diff_run(const struct wsnap_diff_side *a,
-				 const struct wsnap_diff_side *b,
-				 const struct wsnap_diff_opts *opts,
-				 wsnap_diff_fn fn, void *ctx,
-				 struct wsnap_diff_stats *stats,
-				 struct wsnap_error *err);
+enum wsnap_status
+wsnap_diff_run(const struct wsnap_diff_side *a, const struct wsnap_diff_side *b,
+	       const struct wsnap_diff_opts *opts, wsnap_diff_fn fn, void *ctx,
+	       struct wsnap_diff_stats *stats, struct wsnap_error *err);
 
 /* Total changes counted in stats. */
 uint64_t wsnap_diff_total(const struct wsnap_diff_stats *stats);

@@ -220,15 +220,14 @@ static enum wsnap_status changed(const struct plan *p, const char *rel,
 {
 	char buf[WSNAP_ERROR_TEXT_MAX];
 
-	return wsnap_error_io(err, 0,
-			      wsnap_tree_describe(p->label, rel, buf,
-						  sizeof(buf)),
-			      "file changed while being read");
+	return wsnap_error_io(
+		err, 0, wsnap_tree_describe(p->label, rel, buf, sizeof(buf)),
+		"file changed while being read");
 }
 
 /* Streams a file's bytes: exactly pe->size, then end of file. */
-static enum wsnap_status write_content(const struct plan *p,
-				       struct archive *a, const struct sink *k,
+static enum wsnap_status write_content(const struct plan *p, struct archive *a,
+				       const struct sink *k,
 				       struct wsnap_tree_cursor *cur,
 				       const struct plan_entry *pe, char *buf,
 				       struct wsnap_error *err)
@@ -384,6 +383,14 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		s = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 		goto out;
 	}
+	/*
+	 * A compressed stream ends where the compressor ends it: padding it
+	 * to a 10240-byte block would put zeros after the gzip trailer or the
+	 * zstd frame, which strict readers (ours) refuse. A plain tar keeps
+	 * the customary padding.
+	 */
+	if (comp != WSNAP_PACK_NONE)
+		archive_write_set_bytes_in_last_block(a, 1);
 	if (archive_write_set_format_pax(a) != ARCHIVE_OK ||
 	    add_filter(a, comp) != 0 ||
 	    archive_write_open(a, &k, NULL, sink_write, NULL) != ARCHIVE_OK) {
@@ -488,6 +495,8 @@ enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
 	if (st)
 		memset(st, 0, sizeof(*st));
 	s = plan_build(&p, root_fd, label, opts->policy, err);
+	if (s == WSNAP_OK && opts->after_plan)
+		opts->after_plan(opts->after_plan_ctx);
 	if (s == WSNAP_OK)
 		s = plan_write(&p, root_fd, out_fd, "", opts->compress, st,
 			       err);
@@ -560,8 +569,7 @@ static int open_anon_tmp(const char *tmpdir, struct wsnap_error *err)
 	memcpy(tmpl + dl, "/wsnap-pack.XXXXXX", sizeof("/wsnap-pack.XXXXXX"));
 	fd = mkostemp(tmpl, O_CLOEXEC);
 	if (fd < 0)
-		wsnap_error_io(err, errno, dir,
-			       "cannot create temporary file");
+		wsnap_error_io(err, errno, dir, "cannot create temporary file");
 	else
 		unlink(tmpl);
 	free(tmpl);
@@ -601,7 +609,8 @@ static enum wsnap_status copy_out(int fd, int to, struct wsnap_error *err)
 		ssize_t done = 0;
 
 		if (n < 0) {
-			s = wsnap_error_io(err, errno, NULL, "cannot read back");
+			s = wsnap_error_io(err, errno, NULL,
+					   "cannot read back");
 			goto out;
 		}
 		if (n == 0)
@@ -645,6 +654,8 @@ enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
 	s = plan_build(&p, root_fd, dir, opts->policy, err);
 	if (s != WSNAP_OK)
 		goto out;
+	if (opts->after_plan)
+		opts->after_plan(opts->after_plan_ctx);
 	if (to_stdout) {
 		fd = open_anon_tmp(opts->tmpdir, err);
 		if (fd < 0) {

@@ -43,6 +43,13 @@ struct wsnap_pack_opts {
 	const struct wsnap_policy *policy;
 	enum wsnap_pack_compress compress;
 	const char *tmpdir; /* for OUT '-': NULL means $TMPDIR, else /tmp */
+	/*
+	 * Optional: called once between the plan and the writing, after the
+	 * policy accepted the tree (tests change the tree here to check that
+	 * a file changed after the walk is caught).
+	 */
+	void (*after_plan)(void *ctx);
+	void *after_plan_ctx;
 };
 
 struct wsnap_pack_stats {

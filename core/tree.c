@@ -145,10 +145,10 @@ static enum wsnap_status walk_io(struct walk *w, int errnum, const char *what,
 	char buf[WSNAP_ERROR_TEXT_MAX];
 	const char *rel = w->len > 2 ? w->path + 2 : "";
 
-	return wsnap_error_io(err, errnum,
-			      wsnap_tree_describe(w->label, rel, buf,
-						  sizeof(buf)),
-			      "%s", what);
+	return wsnap_error_io(
+		err, errnum,
+		wsnap_tree_describe(w->label, rel, buf, sizeof(buf)), "%s",
+		what);
 }
 
 static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
@@ -226,8 +226,7 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 		} else {
 			for (i = 0; i < l->count; i++)
 				l->names[i] = l->bytes + offs[i];
-			qsort(l->names, l->count, sizeof(*l->names),
-			      cmp_names);
+			qsort(l->names, l->count, sizeof(*l->names), cmp_names);
 		}
 	}
 	free(offs);
@@ -335,7 +334,8 @@ static enum wsnap_status walk_entry(struct walk *w, int dfd, const char *name,
 	 */
 	if (depth > w->policy->max_depth)
 		return WSNAP_OK;
-	cfd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cfd = openat(dfd, name,
+		     O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (cfd < 0) {
 		if (errno == ENOENT)
 			return WSNAP_OK;
@@ -398,9 +398,8 @@ enum wsnap_status wsnap_tree_walk(int root_fd, const char *label,
 			? (size_t)policy->max_path_length
 			: TREE_PATH_HARD_MAX;
 	w.max += 2 + 1 + TREE_NAME_MAX;
-	w.max_names = policy->max_members < UINT64_MAX
-			      ? policy->max_members + 1
-			      : policy->max_members;
+	w.max_names = policy->max_members < UINT64_MAX ? policy->max_members + 1
+						       : policy->max_members;
 	w.cap = 256;
 	w.path = malloc(w.cap);
 	w.target = malloc(WSNAP_TREE_MAX_TARGET + 1);
@@ -500,10 +499,10 @@ static enum wsnap_status cursor_fail(struct wsnap_tree_cursor *c, int errnum,
 {
 	char buf[WSNAP_ERROR_TEXT_MAX];
 
-	return wsnap_error_io(err, errnum,
-			      wsnap_tree_describe(c->label, rel, buf,
-						  sizeof(buf)),
-			      "%s", what);
+	return wsnap_error_io(
+		err, errnum,
+		wsnap_tree_describe(c->label, rel, buf, sizeof(buf)), "%s",
+		what);
 }
 
 /* Makes fds[] hold the directories of rel[0..plen); returns 0 or errno. */

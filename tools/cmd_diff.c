@@ -15,9 +15,13 @@
 
 #include "commands.h"
 #include "diff.h"
-#include "escape.h"
+#include "json.h"
 #include "opts.h"
 #include "tree.h"
+
+#define CMD "diff"
+
+#define OUT_BUFFER (1u << 20)
 
 enum {
 	OPT_STAT = WSNAP_OPT_FIRST_PRIVATE,
@@ -54,8 +58,6 @@ struct side {
 
 struct printer {
 	bool json;
-	char *buf;
-	size_t cap;
 };
 
 static void side_release(struct side *s)
@@ -98,22 +100,6 @@ static enum wsnap_status side_load(struct side *s,
 	return st;
 }
 
-/* The escaping buffer, grown to fit len input bytes. */
-static char *escape_buf(struct printer *p, size_t len)
-{
-	size_t need = WSNAP_ESCAPE_CAP(len);
-
-	if (need > p->cap) {
-		char *nb = realloc(p->buf, need);
-
-		if (!nb)
-			return NULL;
-		p->buf = nb;
-		p->cap = need;
-	}
-	return p->buf;
-}
-
 static const char *type_name(const struct wsnap_node *n)
 {
 	switch (n->type) {
@@ -126,67 +112,68 @@ static const char *type_name(const struct wsnap_node *n)
 	}
 }
 
-static bool print_json_node(struct printer *p, const char *key,
-			    const struct wsnap_node *n)
+static void json_node(struct wsnap_json *j, const char *key,
+		      const struct wsnap_node *n)
 {
-	char *b;
-
 	if (!n) {
-		printf(",\"%s\":null", key);
-		return true;
+		wsnap_json_null(j, key);
+		return;
 	}
-	printf(",\"%s\":{\"type\":\"%s\",\"mode\":\"%04o\",\"size\":%" PRIu64,
-	       key, type_name(n), (unsigned)n->mode, n->size);
-	if (n->type == WSNAP_TYPE_SYMLINK && n->target) {
-		b = escape_buf(p, (size_t)n->size);
-		if (!b)
-			return false;
-		wsnap_escape_json(b, n->target, (size_t)n->size);
-		printf(",\"target\":%s", b);
-	}
-	putchar('}');
-	return true;
+	wsnap_json_open(j, key);
+	wsnap_json_cstring(j, "type", type_name(n));
+	wsnap_json_mode(j, "mode", n->mode);
+	wsnap_json_u64(j, "size", n->size);
+	if (n->type == WSNAP_TYPE_SYMLINK && n->target)
+		wsnap_json_string(j, "target", n->target, (size_t)n->size);
+	wsnap_json_close(j);
 }
 
 static enum wsnap_status print_change(void *ctx,
 				      const struct wsnap_diff_change *c,
 				      struct wsnap_error *err)
 {
-	struct printer *p = ctx;
-	size_t len = strlen(c->path);
-	char *b = escape_buf(p, len);
+	const struct printer *p = ctx;
+	char kind[2] = {(char)c->kind, '\0'};
+	struct wsnap_json j;
 
-	if (!b)
-		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	if (!p->json) {
-		wsnap_escape_bare(b, c->path, len);
-		printf("%c\t%s\n", (char)c->kind, b);
+		putchar(kind[0]);
+		putchar('\t');
+		wsnap_put_escaped(stdout, WSNAP_ESC_BARE, c->path,
+				  strlen(c->path));
+		putchar('\n');
 		return WSNAP_OK;
 	}
-	wsnap_escape_json(b, c->path, len);
-	printf("{\"change\":\"%c\",\"path\":%s", (char)c->kind, b);
-	if (!print_json_node(p, "old", c->a) ||
-	    !print_json_node(p, "new", c->b))
-		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-	printf("}\n");
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_cstring(&j, "change", kind);
+	wsnap_json_string(&j, "path", c->path, strlen(c->path));
+	json_node(&j, "old", c->a);
+	json_node(&j, "new", c->b);
+	wsnap_json_end(&j);
 	return WSNAP_OK;
 }
 
 static void print_stat(const struct printer *p,
 		       const struct wsnap_diff_stats *s)
 {
-	if (p->json)
-		printf("{\"stat\":{\"changes\":%" PRIu64 ",\"added\":%" PRIu64
-		       ",\"removed\":%" PRIu64 ",\"modified\":%" PRIu64
-		       ",\"type_changed\":%" PRIu64 "}}\n",
-		       wsnap_diff_total(s), s->added, s->removed, s->modified,
-		       s->type_changed);
-	else
+	struct wsnap_json j;
+
+	if (p->json) {
+		wsnap_json_begin(&j, stdout);
+		wsnap_json_open(&j, "stat");
+		wsnap_json_u64(&j, "changes", wsnap_diff_total(s));
+		wsnap_json_u64(&j, "added", s->added);
+		wsnap_json_u64(&j, "removed", s->removed);
+		wsnap_json_u64(&j, "modified", s->modified);
+		wsnap_json_u64(&j, "type_changed", s->type_changed);
+		wsnap_json_end(&j);
+	} else {
 		printf("%" PRIu64 " changes: %" PRIu64 " added, %" PRIu64
 		       " removed, %" PRIu64 " modified, %" PRIu64
 		       " type changed\n",
 		       wsnap_diff_total(s), s->added, s->removed, s->modified,
 		       s->type_changed);
+	}
 }
 
 int wsnap_cmd_diff(int argc, char **argv)
@@ -199,6 +186,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 		{"help", no_argument, NULL, WSNAP_OPT_HELP},
 		{NULL, 0, NULL, 0},
 	};
+	static char outbuf[OUT_BUFFER];
 	struct wsnap_policy policy;
 	struct wsnap_diff_opts dopts = {0};
 	struct wsnap_diff_stats stats;
@@ -209,10 +197,11 @@ int wsnap_cmd_diff(int argc, char **argv)
 	int opt, rc;
 	enum wsnap_status s;
 
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
 	wsnap_policy_init(&policy);
 	wsnap_error_clear(&err);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
 		int r;
 
 		switch (opt) {
@@ -231,26 +220,28 @@ int wsnap_cmd_diff(int argc, char **argv)
 			fputs(wsnap_policy_help, stdout);
 			rc = 0;
 			goto out;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(CMD, opt, argv);
+			goto out;
 		default:
 			break;
 		}
 		r = wsnap_opts_policy(&policy, opt, optarg);
 		if (r == 1)
 			continue;
-		if (r == 0)
-			rc = wsnap_usage_error("diff", "unknown option");
-		else
-			rc = 2;
+		rc = r < 0 ? WSNAP_USAGE
+			   : wsnap_opts_bad_option(CMD, '?', argv);
 		goto out;
 	}
 	if (argc - optind != 2) {
-		rc = wsnap_usage_error("diff", "expected two sides, A and B");
+		rc = wsnap_usage_error(CMD, "expected two sides, A and B");
 		goto out;
 	}
 	sa.arg = argv[optind];
 	sb.arg = argv[optind + 1];
 	if (strcmp(sa.arg, "-") == 0 && strcmp(sb.arg, "-") == 0) {
-		rc = wsnap_usage_error("diff", "only one side can be '-'");
+		rc = wsnap_usage_error(CMD, "only one side can be '-'");
 		goto out;
 	}
 	s = side_load(&sa, &policy, &err);
@@ -266,16 +257,12 @@ int wsnap_cmd_diff(int argc, char **argv)
 	}
 	if (stat)
 		print_stat(&pr, &stats);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		wsnap_error_io(&err, errno, "-", "cannot write");
-		rc = wsnap_report(&err, false);
-		goto out;
-	}
-	rc = wsnap_diff_total(&stats) ? 1 : 0;
+	rc = wsnap_out_finish(stdout, "standard output");
+	if (rc == 0)
+		rc = wsnap_diff_total(&stats) ? 1 : 0;
 out:
 	side_release(&sa);
 	side_release(&sb);
-	free(pr.buf);
 	wsnap_policy_release(&policy);
 	return rc;
 }

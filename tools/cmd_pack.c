@@ -15,6 +15,8 @@
 #include "opts.h"
 #include "pack.h"
 
+#define CMD "pack"
+
 enum {
 	OPT_COMPRESS = WSNAP_OPT_FIRST_PRIVATE,
 };
@@ -59,8 +61,8 @@ int wsnap_cmd_pack(int argc, char **argv)
 
 	wsnap_policy_init(&policy);
 	wsnap_error_clear(&err);
-	optind = 1;
-	while ((opt = getopt_long(argc, argv, "hv", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		int r;
 
 		switch (opt) {
@@ -68,7 +70,7 @@ int wsnap_cmd_pack(int argc, char **argv)
 			if (wsnap_pack_compress_parse(optarg,
 						      &popts.compress) != 0) {
 				rc = wsnap_usage_error(
-					"pack",
+					CMD,
 					"--compress takes none, gzip, zstd "
 					"or xz, not '%s'",
 					optarg);
@@ -85,24 +87,29 @@ int wsnap_cmd_pack(int argc, char **argv)
 			fputs(wsnap_policy_help, stdout);
 			rc = 0;
 			goto out;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(CMD, opt, argv);
+			goto out;
 		default:
 			break;
 		}
 		r = wsnap_opts_policy(&policy, opt, optarg);
 		if (r == 1)
 			continue;
-		rc = r == 0 ? wsnap_usage_error("pack", "unknown option") : 2;
+		rc = r < 0 ? WSNAP_USAGE
+			   : wsnap_opts_bad_option(CMD, '?', argv);
 		goto out;
 	}
 	if (argc - optind != 2) {
-		rc = wsnap_usage_error("pack", "expected DIR and OUT");
+		rc = wsnap_usage_error(CMD, "expected DIR and OUT");
 		goto out;
 	}
 	dir = argv[optind];
 	out = argv[optind + 1];
 	if (strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
-		rc = wsnap_usage_error("pack", "refusing to write an archive "
-					       "to a terminal");
+		rc = wsnap_usage_error(CMD, "refusing to write an archive "
+					    "to a terminal");
 		goto out;
 	}
 	if (!compress_set)
