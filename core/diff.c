@@ -20,6 +20,79 @@
 
 /* ---- archive side ---- */
 
+static enum wsnap_status arc_changed(const struct wsnap_diff_archive *arc,
+				     struct wsnap_error *err)
+{
+	return wsnap_error_io(err, EIO, arc->label,
+			      "archive changed while being read");
+}
+
+static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done,
+				  (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			break;
+		done += (size_t)n;
+	}
+	return (ssize_t)done;
+}
+
+/* Copies len bytes at physical offset phys of the data into dst. */
+static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
+				  size_t len, uint64_t phys,
+				  struct wsnap_error *err)
+{
+	bool seq = arc->seq && phys >= arc->last_end &&
+		   phys - arc->last_end <= WSNAP_DIFF_WINDOW;
+	ssize_t n;
+
+	if (arc->win && phys >= arc->win_off &&
+	    phys - arc->win_off <= arc->win_len &&
+	    len <= arc->win_len - (phys - arc->win_off)) {
+		memcpy(dst, arc->win + (phys - arc->win_off), len);
+		goto done;
+	}
+	if (seq && len < WSNAP_DIFF_WINDOW / 2 && !arc->win) {
+		arc->win = malloc(WSNAP_DIFF_WINDOW);
+		if (!arc->win)
+			return wsnap_error_io(err, ENOMEM, NULL,
+					      "out of memory");
+	}
+	if (seq && len < WSNAP_DIFF_WINDOW / 2) {
+		/* reading along the data: take a window at once */
+		arc->win_len = 0;
+		n = pread_full(arc->fd, arc->win, WSNAP_DIFF_WINDOW, phys);
+		if (n < 0)
+			return wsnap_error_io(err, errno, arc->label,
+					      "cannot read archive data");
+		arc->win_off = phys;
+		arc->win_len = (size_t)n;
+		if ((size_t)n < len)
+			return arc_changed(arc, err);
+		memcpy(dst, arc->win, len);
+		goto done;
+	}
+	n = pread_full(arc->fd, dst, len, phys);
+	if (n < 0)
+		return wsnap_error_io(err, errno, arc->label,
+				      "cannot read archive data");
+	if ((size_t)n < len)
+		return arc_changed(arc, err);
+done:
+	arc->seq = true;
+	arc->last_end = phys + len;
+	return WSNAP_OK;
+}
+
 static enum wsnap_status arc_open(void *ctx, uint32_t ino,
 				  const struct wsnap_node *n, void **h,
 				  struct wsnap_error *err)
@@ -33,20 +106,34 @@ static enum wsnap_status arc_read(void *ctx, void *h, void *buf, size_t len,
 {
 	struct wsnap_diff_archive *arc = ctx;
 	uint32_t ino = (uint32_t)(uintptr_t)h;
-	size_t done = 0;
+	unsigned char *p = buf;
 
-	while (done < len) {
-		ssize_t r = wsnap_index_pread(arc->idx, ino, (char *)buf + done,
-					      len - done, off + done);
+	if (arc->fd < 0)
+		return wsnap_error_io(err, EBADF, arc->label,
+				      "cannot read archive data");
+	while (len) {
+		struct wsnap_extent ext;
+		uint64_t skip, avail;
+		size_t n;
+		enum wsnap_status s;
 
-		if (r < 0)
-			return wsnap_error_io(err, (int)-r, arc->label,
-					      "cannot read archive data");
-		if (r == 0)
-			return wsnap_error_io(err, EIO, arc->label,
-					      "archive changed while being "
-					      "read");
-		done += (size_t)r;
+		if (wsnap_index_extent(arc->idx, ino, off, &ext) != 0 ||
+		    off < ext.logical || off - ext.logical >= ext.length)
+			return arc_changed(arc, err);
+		skip = off - ext.logical;
+		avail = ext.length - skip;
+		n = avail < len ? (size_t)avail : len;
+		if (ext.physical < 0) {
+			memset(p, 0, n);
+		} else {
+			s = arc_fill(arc, p, n, (uint64_t)ext.physical + skip,
+				     err);
+			if (s != WSNAP_OK)
+				return s;
+		}
+		p += n;
+		off += n;
+		len -= n;
 	}
 	return WSNAP_OK;
 }
@@ -70,28 +157,46 @@ static void arc_ident(void *ctx, uint32_t ino, const struct wsnap_node *n,
 	id->offset = n->offset;
 }
 
+static enum wsnap_status arc_finish(void *ctx, struct wsnap_error *err)
+{
+	struct wsnap_diff_archive *arc = ctx;
+
+	if (wsnap_index_data_check(arc->idx) != 0)
+		return arc_changed(arc, err);
+	return WSNAP_OK;
+}
+
 static const struct wsnap_diff_content arc_content = {
 	.open = arc_open,
 	.read = arc_read,
 	.close = arc_close,
 	.ident = arc_ident,
+	.finish = arc_finish,
 };
 
 void wsnap_diff_side_archive(struct wsnap_diff_side *side,
 			     struct wsnap_diff_archive *arc,
 			     const struct wsnap_index *idx, const char *label)
 {
-	int fd = wsnap_index_data_fd(idx);
 	struct stat st;
 
+	memset(arc, 0, sizeof(*arc));
 	arc->idx = idx;
 	arc->label = label;
-	arc->has_ident = fd >= 0 && fstat(fd, &st) == 0;
+	arc->fd = wsnap_index_data_fd(idx);
+	arc->has_ident = arc->fd >= 0 && fstat(arc->fd, &st) == 0;
 	arc->dev = arc->has_ident ? (uint64_t)st.st_dev : 0;
 	arc->ino = arc->has_ident ? (uint64_t)st.st_ino : 0;
 	side->idx = idx;
 	side->content = &arc_content;
 	side->ctx = arc;
+}
+
+void wsnap_diff_archive_release(struct wsnap_diff_archive *arc)
+{
+	free(arc->win);
+	arc->win = NULL;
+	arc->win_len = 0;
 }
 
 /* ---- directory side ---- */
@@ -185,6 +290,7 @@ static const struct wsnap_diff_content tree_content = {
 	.read = tree_read,
 	.close = tree_close,
 	.ident = NULL,
+	.finish = NULL,
 };
 
 void wsnap_diff_side_tree(struct wsnap_diff_side *side,
@@ -384,6 +490,10 @@ wsnap_diff_run(const struct wsnap_diff_side *a, const struct wsnap_diff_side *b,
 			ib++;
 		}
 	}
+	if (s == WSNAP_OK && a->content->finish)
+		s = a->content->finish(a->ctx, err);
+	if (s == WSNAP_OK && b->content->finish)
+		s = b->content->finish(b->ctx, err);
 out:
 	free(e.buf_a);
 	free(e.buf_b);

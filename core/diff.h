@@ -64,6 +64,11 @@ struct wsnap_diff_content {
 	/* Optional (may be NULL): the identity of the bytes of ino. */
 	void (*ident)(void *ctx, uint32_t ino, const struct wsnap_node *n,
 		      struct wsnap_diff_ident *id);
+	/*
+	 * Optional (may be NULL): called once after a comparison that found
+	 * no error, to confirm that what was read is still what was indexed.
+	 */
+	enum wsnap_status (*finish)(void *ctx, struct wsnap_error *err);
 };
 
 struct wsnap_diff_side {
@@ -73,20 +78,37 @@ struct wsnap_diff_side {
 };
 
 /*
- * An archive side: idx must have been built with keep_data; content is read
- * with wsnap_index_pread. label names the archive in I/O errors. Nothing is
- * allocated; the side is valid while idx and label live.
+ * An archive side: idx must have been built with keep_data. Content is read
+ * from the index's data descriptor at the physical offsets of its extents
+ * (wsnap_index_extent; holes read as zeros). Reads that follow each other
+ * through the data (an archive sorted by path, as pack writes them) are
+ * served from a window of WSNAP_DIFF_WINDOW bytes read at once, so that a
+ * hundred thousand small files cost a few hundred reads, not two hundred
+ * thousand; other reads go straight to the descriptor. An archive that is
+ * shorter than the index says, or that changed since the index was built
+ * (checked at the end), is 'archive changed while being read' (WSNAP_IO).
+ * label names the archive in errors. The side is valid while idx and label
+ * live; release it with wsnap_diff_archive_release.
  */
+#define WSNAP_DIFF_WINDOW (1u << 20)
+
 struct wsnap_diff_archive {
 	const struct wsnap_index *idx;
 	const char *label;
+	int fd;		/* the index's data descriptor */
 	bool has_ident; /* dev/ino of the data descriptor are known */
 	uint64_t dev;
 	uint64_t ino;
+	unsigned char *win; /* WSNAP_DIFF_WINDOW bytes once used */
+	uint64_t win_off;   /* physical offset of win[0] */
+	size_t win_len;	    /* valid bytes in win */
+	bool seq;	    /* last_end is valid */
+	uint64_t last_end;  /* physical end of the previous read */
 };
 void wsnap_diff_side_archive(struct wsnap_diff_side *side,
 			     struct wsnap_diff_archive *arc,
 			     const struct wsnap_index *idx, const char *label);
+void wsnap_diff_archive_release(struct wsnap_diff_archive *arc);
 
 /*
  * A directory side: idx from wsnap_tree_index, content read through the

@@ -165,6 +165,7 @@ static void side_archive(struct side *sd, const char *dir,
 
 static void side_release(struct side *sd)
 {
+	wsnap_diff_archive_release(&sd->arc);
 	wsnap_tree_cursor_free(sd->cursor);
 	wsnap_index_free(sd->idx);
 	if (sd->root >= 0)
@@ -478,6 +479,7 @@ static void test_diff_same_archive_not_read(void **state)
 		WSNAP_OK);
 	assert_string_equal(ch.text, "");
 	assert_int_equal(st.files_read, 0);
+	wsnap_diff_archive_release(&arc2);
 	wsnap_index_free(idx2);
 	side_release(&sa);
 	wsnap_policy_release(&p);
@@ -574,6 +576,98 @@ static void test_diff_directory_file_changed(void **state)
 	free(b);
 }
 
+/* Many small files: consecutive reads go through the window; a change
+ * near a window's end, and one across it, are found all the same. */
+static void test_diff_many_small_files(void **state)
+{
+	char *a = ts_tempdir(), *b = ts_tempdir();
+	static const int changed[] = {0, 700, 701, 1046, 1047, 2999};
+	char name[64], want[256] = "", buf[1600];
+	struct wsnap_policy p;
+	struct wsnap_diff_stats st;
+	struct changes ch;
+	struct side sa, sb;
+	size_t i, k, len;
+
+	mk_dir(a, "d");
+	mk_dir(b, "d");
+	for (i = 0; i < 3000; i++) {
+		len = (i * 7919) % 1500;
+		for (k = 0; k < len; k++)
+			buf[k] = (char)('a' + (i + k) % 26);
+		snprintf(name, sizeof(name), "d/f%04zu", i);
+		put(a, name, buf, len, 0644);
+		for (k = 0; k < sizeof(changed) / sizeof(changed[0]); k++)
+			if ((size_t)changed[k] == i && len)
+				buf[len - 1] ^= 0x20;
+		put(b, name, buf, len, 0644);
+	}
+	for (k = 0; k < sizeof(changed) / sizeof(changed[0]); k++) {
+		if ((changed[k] * 7919) % 1500 == 0)
+			continue;
+		snprintf(name, sizeof(name), "M d/f%04d\n", changed[k]);
+		strcat(want, name);
+	}
+	wsnap_policy_init(&p);
+	side_archive(&sa, a, &p, WSNAP_PACK_NONE);
+	side_archive(&sb, b, &p, WSNAP_PACK_ZSTD);
+	assert_string_equal(diff(&sa, &sb, NULL, &st, &ch), want);
+	assert_string_equal(diff(&sb, &sa, NULL, &st, &ch), want);
+	side_release(&sb);
+	side_dir(&sb, b, &p);
+	assert_string_equal(diff(&sa, &sb, NULL, &st, &ch), want);
+	side_release(&sa);
+	side_release(&sb);
+	wsnap_policy_release(&p);
+	ts_rmtree(a);
+	ts_rmtree(b);
+	free(a);
+	free(b);
+}
+
+/* An archive whose members are not in path order: reads jump around the
+ * data and must still find the right bytes. */
+static void test_diff_unsorted_archive(void **state)
+{
+	char *b = ts_tempdir();
+	struct ts_archive *ta = ts_archive_new();
+	struct wsnap_policy p;
+	struct wsnap_reader_opts ro = {.keep_data = true};
+	struct wsnap_error err;
+	struct changes ch;
+	struct side sa, sb;
+	unsigned char *bytes;
+	size_t len;
+	int i;
+
+	for (i = 9; i >= 0; i--) {
+		char name[16], data[32];
+
+		snprintf(name, sizeof(name), "f%d", i);
+		snprintf(data, sizeof(data), "content of file %d\n", i);
+		ts_add_file(ta, name, 0644, data, strlen(data));
+		if (i == 4)
+			data[0] = 'C';
+		put_str(b, name, data);
+	}
+	bytes = ts_archive_finish(ta, 1, &len);
+	memset(&sa, 0, sizeof(sa));
+	sa.root = -1;
+	sa.data = ts_memfd(bytes, len);
+	free(bytes);
+	wsnap_policy_init(&p);
+	assert_int_equal(wsnap_index_build(&sa.idx, sa.data, &p, &ro, &err),
+			 WSNAP_OK);
+	wsnap_diff_side_archive(&sa.s, &sa.arc, sa.idx, "unsorted");
+	side_dir(&sb, b, &p);
+	assert_string_equal(diff(&sa, &sb, NULL, NULL, &ch), "M f4\n");
+	side_release(&sa);
+	side_release(&sb);
+	wsnap_policy_release(&p);
+	ts_rmtree(b);
+	free(b);
+}
+
 /* The callback can stop the comparison; its status comes back as is. */
 static enum wsnap_status stop_at_first(void *ctx,
 				       const struct wsnap_diff_change *c,
@@ -625,6 +719,8 @@ int main(void)
 		cmocka_unit_test(test_diff_skip_never_appears),
 		cmocka_unit_test(test_diff_directory_side_rejected),
 		cmocka_unit_test(test_diff_directory_file_changed),
+		cmocka_unit_test(test_diff_many_small_files),
+		cmocka_unit_test(test_diff_unsorted_archive),
 		cmocka_unit_test(test_diff_callback_stops),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -62,6 +62,7 @@ struct printer {
 
 static void side_release(struct side *s)
 {
+	wsnap_diff_archive_release(&s->arc);
 	wsnap_tree_cursor_free(s->cursor);
 	wsnap_index_free(s->idx);
 	if (s->dir_fd >= 0)
