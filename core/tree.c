@@ -151,6 +151,31 @@ static enum wsnap_status walk_io(struct walk *w, int errnum, const char *what,
 		what);
 }
 
+/* Appends "/name" to the path: 0, ENAMETOOLONG past max, or ENOMEM. */
+static int path_push(struct walk *w, const char *name, size_t nl)
+{
+	size_t need = w->len + 1 + nl + 1;
+
+	if (need - 1 > w->max)
+		return ENAMETOOLONG;
+	if (need > w->cap) {
+		size_t nc = w->cap * 2;
+		char *np;
+
+		while (nc < need)
+			nc *= 2;
+		np = realloc(w->path, nc);
+		if (!np)
+			return ENOMEM;
+		w->path = np;
+		w->cap = nc;
+	}
+	w->path[w->len] = '/';
+	memcpy(w->path + w->len + 1, name, nl + 1);
+	w->len += 1 + nl;
+	return 0;
+}
+
 static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 				  struct wsnap_error *err)
 {
@@ -159,6 +184,7 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 	DIR *d;
 	int fd2 = dup(fd);
 	enum wsnap_status st = WSNAP_OK;
+	size_t saved = w->len;
 
 	memset(l, 0, sizeof(*l));
 	if (fd2 < 0)
@@ -182,12 +208,27 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (l->count >= w->max_names) {
-			/* more entries than the member limit allows: the
-			 * builder rejects past it, so stop growing here */
-			break;
+		nl = strlen(de->d_name);
+		if (path_push(w, de->d_name, nl) == 0) {
+			bool skip = wsnap_tree_skipped(w->policy, w->path + 2,
+						       w->len - 2);
+
+			w->len = saved;
+			w->path[saved] = '\0';
+			/* more entries than members allowed: the builder
+			 * would refuse them, so the listing stops growing;
+			 * the directory is named (readdir order is not
+			 * stable, the directory is) */
+			if (!skip && l->count >= w->max_names)
+				st = wsnap_error_reject(
+					err, w->path,
+					"archive member count exceeds limit");
+			if (st != WSNAP_OK)
+				break;
+			if (skip)
+				continue;
 		}
-		nl = strlen(de->d_name) + 1;
+		nl++;
 		if (l->used + nl > l->cap) {
 			size_t nc = l->cap ? l->cap * 2 : 4096;
 			char *nb;
@@ -235,31 +276,6 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 		memset(l, 0, sizeof(*l));
 	}
 	return st;
-}
-
-/* Appends "/name" to the path: 0, ENAMETOOLONG past max, or ENOMEM. */
-static int path_push(struct walk *w, const char *name, size_t nl)
-{
-	size_t need = w->len + 1 + nl + 1;
-
-	if (need - 1 > w->max)
-		return ENAMETOOLONG;
-	if (need > w->cap) {
-		size_t nc = w->cap * 2;
-		char *np;
-
-		while (nc < need)
-			nc *= 2;
-		np = realloc(w->path, nc);
-		if (!np)
-			return ENOMEM;
-		w->path = np;
-		w->cap = nc;
-	}
-	w->path[w->len] = '/';
-	memcpy(w->path + w->len + 1, name, nl + 1);
-	w->len += 1 + nl;
-	return 0;
 }
 
 static void fill_member(struct wsnap_raw_member *m, const char *name,

@@ -392,6 +392,28 @@ static void test_pack_absolute_symlink_refused(void **state)
 	free(d);
 }
 
+static void test_pack_member_limit(void **state)
+{
+	char *d = ts_tempdir();
+	struct wsnap_policy p;
+	int i;
+
+	mk_dir(d, "many");
+	for (i = 0; i < 40; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "many/f%02d", i);
+		mk_file(d, name, "x", 0644);
+	}
+	wsnap_policy_init(&p);
+	/* a directory listing larger than the limit is refused, naming it */
+	p.max_members = 10;
+	expect_refused(d, &p, "./many", "archive member count exceeds limit");
+	wsnap_policy_release(&p);
+	ts_rmtree(d);
+	free(d);
+}
+
 /* ---- --skip ---- */
 
 static void test_pack_skip_prunes(void **state)
@@ -812,6 +834,7 @@ int main(void)
 		cmocka_unit_test(test_pack_device_refused),
 		cmocka_unit_test(test_pack_external_symlink_refused),
 		cmocka_unit_test(test_pack_absolute_symlink_refused),
+		cmocka_unit_test(test_pack_member_limit),
 		cmocka_unit_test(test_pack_skip_prunes),
 		cmocka_unit_test(test_pack_deterministic_none),
 		cmocka_unit_test(test_pack_deterministic_gzip),
