@@ -130,13 +130,6 @@ static enum wsnap_status plan_add(void *ctx, const struct wsnap_raw_member *m,
 	return WSNAP_OK;
 }
 
-static int cmp_entries(const void *x, const void *y)
-{
-	const struct plan_entry *a = x, *b = y;
-
-	return strcmp(a->path, b->path);
-}
-
 /* Step 1: walk, policy, sorted plan. Nothing is written. */
 static enum wsnap_status plan_build(struct plan *p, int root_fd,
 				    const char *label,
@@ -166,7 +159,9 @@ static enum wsnap_status plan_build(struct plan *p, int root_fd,
 					 ? NULL
 					 : p->arena + p->e[i].target_off;
 	}
-	qsort(p->e, p->n, sizeof(*p->e), cmp_entries);
+	/* the walk reports the root first (tree.h) */
+	if (!p->n || p->e[0].path_len || p->e[0].type != WSNAP_RAW_DIR)
+		return wsnap_error_io(err, 0, label, "cannot walk directory");
 	return WSNAP_OK;
 }
 
@@ -334,7 +329,7 @@ static void set_entry(struct archive_entry *ae, const struct plan_entry *pe,
 	}
 }
 
-static void count(struct wsnap_pack_stats *st, const struct plan_entry *pe)
+static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 {
 	if (!pe->path_len)
 		return;
@@ -349,7 +344,31 @@ static void count(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 	}
 }
 
-/* Step 2: the planned members that the index holds, in order. */
+/*
+ * The plan entry of an index node. The index is sorted by path (index.h),
+ * and each node records the position of its member among those the builder
+ * received ('order', 1-based), which is the position of the entry in the
+ * plan: so the plan needs no sorting and members the policy skipped (not in
+ * the index) are passed over. NULL if they disagree (a bug).
+ */
+static const struct plan_entry *plan_entry_of(const struct plan *p,
+					      uint32_t ino)
+{
+	const struct wsnap_node *n = wsnap_index_node(p->idx, ino);
+	const struct plan_entry *pe;
+
+	if (ino == WSNAP_ROOT_INO)
+		return &p->e[0];
+	if (!n || n->order == 0 || n->order > p->n)
+		return NULL;
+	pe = &p->e[n->order - 1];
+	if (pe->path_len != strlen(n->path) ||
+	    memcmp(pe->path, n->path, pe->path_len) != 0)
+		return NULL;
+	return pe;
+}
+
+/* Step 2: the members the index holds, in its order. */
 static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 				    int out_fd, const char *out_label,
 				    enum wsnap_pack_compress comp,
@@ -363,9 +382,14 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	locale_t cloc, old = (locale_t)0;
 	char *buf = NULL, *name = NULL;
 	size_t i, maxlen = 0;
+	uint32_t ino, count = wsnap_index_count(p->idx);
 	enum wsnap_status s;
 
-	cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	/* names that are UTF-8 stored as such (pax path), others as bytes
+	 * (hdrcharset=BINARY); C where C.UTF-8 is missing (older libc) */
+	cloc = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
+	if (cloc == (locale_t)0)
+		cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 	if (cloc == (locale_t)0)
 		return wsnap_error_io(err, errno, NULL, "cannot set locale");
 	old = uselocale(cloc);
@@ -397,18 +421,19 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		s = write_fail(a, &k, err);
 		goto out;
 	}
-	for (i = 0; i < p->n; i++) {
-		const struct plan_entry *pe = &p->e[i];
+	for (ino = WSNAP_ROOT_INO; ino <= count; ino++) {
+		const struct plan_entry *pe = plan_entry_of(p, ino);
 		int r;
 
-		/* members the policy skipped are not in the index */
-		if (pe->path_len &&
-		    !wsnap_index_lookup(p->idx, pe->path, pe->path_len))
-			continue;
+		if (!pe) {
+			s = wsnap_error_io(err, 0, p->label,
+					   "directory and index disagree");
+			goto out;
+		}
 		set_entry(ae, pe, name, maxlen + 3);
 		r = archive_write_header(a, ae);
-		/* ARCHIVE_WARN: a name that is not text in the C locale is
-		 * stored as raw bytes (pax hdrcharset=BINARY), as wanted */
+		/* ARCHIVE_WARN: a name that is not UTF-8 is stored as raw
+		 * bytes (pax hdrcharset=BINARY), as wanted */
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
 			s = write_fail(a, &k, err);
 			goto out;
@@ -434,7 +459,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 			}
 		}
 		if (st)
-			count(st, pe);
+			tally(st, pe);
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		s = write_fail(a, &k, err);
