@@ -250,28 +250,19 @@ static enum wsnap_status tree_read(void *ctx, void *h, void *buf, size_t len,
 {
 	struct wsnap_tree_cursor *c = ctx;
 	struct tree_handle *th = h;
-	size_t done = 0;
+	ssize_t n = pread_full(th->fd, buf, len, off);
 
-	while (done < len) {
-		ssize_t r = pread(th->fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
+	if (n < 0) {
+		char path[WSNAP_ERROR_TEXT_MAX];
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			char path[WSNAP_ERROR_TEXT_MAX];
-
-			return wsnap_error_io(
-				err, errno,
-				wsnap_tree_describe(wsnap_tree_cursor_label(c),
-						    th->path, path,
-						    sizeof(path)),
-				"cannot read");
-		}
-		if (r == 0)
-			return tree_changed(c, th->path, err);
-		done += (size_t)r;
+		return wsnap_error_io(
+			err, errno,
+			wsnap_tree_describe(wsnap_tree_cursor_label(c),
+					    th->path, path, sizeof(path)),
+			"cannot read");
 	}
+	if ((size_t)n < len)
+		return tree_changed(c, th->path, err);
 	return WSNAP_OK;
 }
 

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "builder.h"
+#include "grow.h"
 #include "index.h"
 #include "tree.h"
 
@@ -68,18 +69,11 @@ static void plan_release(struct plan *p)
 /* Copies len bytes and a NUL into the arena; returns the offset. */
 static bool arena_put(struct plan *p, const char *s, size_t len, size_t *off)
 {
-	if (p->used + len + 1 > p->acap) {
-		size_t nc = p->acap ? p->acap * 2 : 1u << 16;
-		char *na;
+	char *na = wsnap_grow(p->arena, &p->acap, p->used + len + 1, 1);
 
-		while (nc < p->used + len + 1)
-			nc *= 2;
-		na = realloc(p->arena, nc);
-		if (!na)
-			return false;
-		p->arena = na;
-		p->acap = nc;
-	}
+	if (!na)
+		return false;
+	p->arena = na;
 	memcpy(p->arena + p->used, s, len);
 	p->arena[p->used + len] = '\0';
 	*off = p->used;
@@ -93,7 +87,7 @@ static enum wsnap_status plan_add(void *ctx, const struct wsnap_raw_member *m,
 				  struct wsnap_error *err)
 {
 	struct plan *p = ctx;
-	struct plan_entry *pe;
+	struct plan_entry *pe, *ne;
 	/* "." is the root, "./rel" the others (tree.h) */
 	const char *rel = m->name_len > 2 ? m->name + 2 : "";
 	size_t rl = m->name_len > 2 ? m->name_len - 2 : 0;
@@ -102,16 +96,10 @@ static enum wsnap_status plan_add(void *ctx, const struct wsnap_raw_member *m,
 	s = wsnap_builder_add(p->builder, m, err);
 	if (s != WSNAP_OK)
 		return s;
-	if (p->n == p->cap) {
-		size_t nc = p->cap ? p->cap * 2 : 1024;
-		struct plan_entry *ne = realloc(p->e, nc * sizeof(*ne));
-
-		if (!ne)
-			return wsnap_error_io(err, ENOMEM, NULL,
-					      "out of memory");
-		p->e = ne;
-		p->cap = nc;
-	}
+	ne = wsnap_grow(p->e, &p->cap, p->n + 1, sizeof(*p->e));
+	if (!ne)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	p->e = ne;
 	pe = &p->e[p->n];
 	memset(pe, 0, sizeof(*pe));
 	if (!arena_put(p, rel, rl, &pe->path_off) ||

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "builder.h"
+#include "grow.h"
 
 /* A path needs room for "./", the rel path limit and one more component. */
 #define TREE_PATH_HARD_MAX (1u << 20)
@@ -155,21 +156,14 @@ static enum wsnap_status walk_io(struct walk *w, int errnum, const char *what,
 static int path_push(struct walk *w, const char *name, size_t nl)
 {
 	size_t need = w->len + 1 + nl + 1;
+	char *np;
 
 	if (need - 1 > w->max)
 		return ENAMETOOLONG;
-	if (need > w->cap) {
-		size_t nc = w->cap * 2;
-		char *np;
-
-		while (nc < need)
-			nc *= 2;
-		np = realloc(w->path, nc);
-		if (!np)
-			return ENOMEM;
-		w->path = np;
-		w->cap = nc;
-	}
+	np = wsnap_grow(w->path, &w->cap, need, 1);
+	if (!np)
+		return ENOMEM;
+	w->path = np;
 	w->path[w->len] = '/';
 	memcpy(w->path + w->len + 1, name, nl + 1);
 	w->len += 1 + nl;
@@ -195,7 +189,8 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 		return walk_io(w, errno, "cannot read directory", err);
 	}
 	for (;;) {
-		size_t nl, k;
+		size_t nl, k, *no;
+		char *nb;
 
 		errno = 0;
 		de = readdir(d);
@@ -229,30 +224,15 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 				continue;
 		}
 		nl++;
-		if (l->used + nl > l->cap) {
-			size_t nc = l->cap ? l->cap * 2 : 4096;
-			char *nb;
-
-			while (nc < l->used + nl)
-				nc *= 2;
-			nb = realloc(l->bytes, nc);
-			if (!nb) {
-				st = walk_io(w, ENOMEM, "out of memory", err);
-				break;
-			}
+		nb = wsnap_grow(l->bytes, &l->cap, l->used + nl, 1);
+		if (nb)
 			l->bytes = nb;
-			l->cap = nc;
-		}
-		if (l->count == ocap) {
-			size_t nn = ocap ? ocap * 2 : 16;
-			size_t *no = realloc(offs, nn * sizeof(*offs));
-
-			if (!no) {
-				st = walk_io(w, ENOMEM, "out of memory", err);
-				break;
-			}
+		no = wsnap_grow(offs, &ocap, l->count + 1, sizeof(*offs));
+		if (no)
 			offs = no;
-			ocap = nn;
+		if (!nb || !no) {
+			st = walk_io(w, ENOMEM, "out of memory", err);
+			break;
 		}
 		k = l->count++;
 		offs[k] = l->used;
@@ -467,7 +447,8 @@ struct wsnap_tree_cursor {
 	int *fds;     /* fds[i]: directory of components 0..i */
 	size_t *ends; /* ends[i]: end of component i in dir */
 	size_t depth;
-	size_t cap;
+	size_t fds_cap;
+	size_t ends_cap;
 	char *dir; /* rel path of fds[depth - 1] */
 	size_t dir_cap;
 };
@@ -525,7 +506,9 @@ static enum wsnap_status cursor_fail(struct wsnap_tree_cursor *c, int errnum,
 static int cursor_enter(struct wsnap_tree_cursor *c, const char *rel,
 			size_t plen)
 {
-	size_t k = c->depth, start;
+	size_t k = c->depth, start, *ne;
+	char *nd;
+	int *nf;
 
 	/* keep the longest cached prefix that is a prefix of rel[0..plen) */
 	while (k > 0) {
@@ -537,18 +520,10 @@ static int cursor_enter(struct wsnap_tree_cursor *c, const char *rel,
 		k--;
 	}
 	cursor_pop_to(c, k);
-	if (plen + 1 > c->dir_cap) {
-		size_t nc = c->dir_cap ? c->dir_cap : 256;
-		char *nd;
-
-		while (nc < plen + 1)
-			nc *= 2;
-		nd = realloc(c->dir, nc);
-		if (!nd)
-			return ENOMEM;
-		c->dir = nd;
-		c->dir_cap = nc;
-	}
+	nd = wsnap_grow(c->dir, &c->dir_cap, plen + 1, 1);
+	if (!nd)
+		return ENOMEM;
+	c->dir = nd;
 	memcpy(c->dir, rel, plen);
 	c->dir[plen] = '\0';
 	start = k ? c->ends[k - 1] + 1 : 0;
@@ -558,20 +533,16 @@ static int cursor_enter(struct wsnap_tree_cursor *c, const char *rel,
 		int parent = c->depth ? c->fds[c->depth - 1] : c->root_fd;
 		int fd;
 
-		if (c->depth == c->cap) {
-			size_t nc = c->cap ? c->cap * 2 : 16;
-			int *nf = realloc(c->fds, nc * sizeof(*nf));
-			size_t *ne;
-
-			if (!nf)
-				return ENOMEM;
-			c->fds = nf;
-			ne = realloc(c->ends, nc * sizeof(*ne));
-			if (!ne)
-				return ENOMEM;
-			c->ends = ne;
-			c->cap = nc;
-		}
+		nf = wsnap_grow(c->fds, &c->fds_cap, c->depth + 1,
+				sizeof(*c->fds));
+		if (!nf)
+			return ENOMEM;
+		c->fds = nf;
+		ne = wsnap_grow(c->ends, &c->ends_cap, c->depth + 1,
+				sizeof(*c->ends));
+		if (!ne)
+			return ENOMEM;
+		c->ends = ne;
 		c->dir[end] = '\0';
 		fd = openat(parent, c->dir + start,
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -24,77 +24,30 @@
 #include "index.h"
 #include "pack.h"
 #include "policy.h"
+#include "fstree.h"
 #include "support.h"
 #include "tree.h"
 
 /* ---- helpers ---- */
-
-static char *path_of(const char *dir, const char *rel)
-{
-	size_t n = strlen(dir) + strlen(rel) + 2;
-	char *p = malloc(n);
-
-	assert_non_null(p);
-	snprintf(p, n, "%s/%s", dir, rel);
-	return p;
-}
-
-static void mk_file(const char *dir, const char *rel, const char *data,
-		    unsigned mode)
-{
-	char *p = path_of(dir, rel);
-	int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, data, strlen(data)), (ssize_t)strlen(data));
-	assert_int_equal(fchmod(fd, mode), 0);
-	close(fd);
-	free(p);
-}
-
-static void mk_dir(const char *dir, const char *rel)
-{
-	char *p = path_of(dir, rel);
-
-	assert_int_equal(mkdir(p, 0755), 0);
-	free(p);
-}
-
-static void mk_link(const char *dir, const char *rel, const char *target)
-{
-	char *p = path_of(dir, rel);
-
-	assert_int_equal(symlink(target, p), 0);
-	free(p);
-}
-
-static void set_mtime(const char *dir, const char *rel, time_t sec, long ns)
-{
-	char *p = path_of(dir, rel);
-	struct timespec ts[2] = {{sec, ns}, {sec, ns}};
-
-	assert_int_equal(utimensat(AT_FDCWD, p, ts, AT_SYMLINK_NOFOLLOW), 0);
-	free(p);
-}
 
 /* A small tree with one of each kind of entry pack stores. */
 static char *sample_tree(void)
 {
 	char *d = ts_tempdir();
 
-	mk_dir(d, "src");
-	mk_dir(d, "src/deep");
-	mk_file(d, "src/main.c", "int main(void) { return 0; }\n", 0644);
-	mk_file(d, "src/deep/run.sh", "#!/bin/sh\necho hi\n", 0755);
-	mk_file(d, "a-b", "dash\n", 0600);
-	mk_file(d, "a0", "zero\n", 0444);
-	mk_file(d, "empty", "", 0644);
-	mk_link(d, "link", "src/main.c");
-	mk_link(d, "src/up", "../a0");
-	set_mtime(d, "src/main.c", 1700000000, 123456789);
-	set_mtime(d, "a0", 1600000000, 0);
-	set_mtime(d, "link", 1650000000, 500000000);
-	set_mtime(d, "src/deep", 1700000001, 1);
+	ft_mkdir(d, "src");
+	ft_mkdir(d, "src/deep");
+	ft_put_mode(d, "src/main.c", "int main(void) { return 0; }\n", 0644);
+	ft_put_mode(d, "src/deep/run.sh", "#!/bin/sh\necho hi\n", 0755);
+	ft_put_mode(d, "a-b", "dash\n", 0600);
+	ft_put_mode(d, "a0", "zero\n", 0444);
+	ft_put_mode(d, "empty", "", 0644);
+	ft_symlink(d, "link", "src/main.c");
+	ft_symlink(d, "src/up", "../a0");
+	ft_mtime(d, "src/main.c", 1700000000, 123456789);
+	ft_mtime(d, "a0", 1600000000, 0);
+	ft_mtime(d, "link", 1650000000, 500000000);
+	ft_mtime(d, "src/deep", 1700000001, 1);
 	return d;
 }
 
@@ -253,9 +206,9 @@ static void test_pack_hardlink_stored_as_file(void **state)
 	struct seen m[8];
 	int fd = memfd();
 
-	mk_file(d, "one", "shared bytes\n", 0644);
-	a = path_of(d, "one");
-	b = path_of(d, "two");
+	ft_put_mode(d, "one", "shared bytes\n", 0644);
+	a = ft_path(d, "one");
+	b = ft_path(d, "two");
 	assert_int_equal(link(a, b), 0);
 	wsnap_policy_init(&p);
 	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
@@ -275,7 +228,7 @@ static void test_pack_hardlink_stored_as_file(void **state)
 static void test_pack_socket_left_out(void **state)
 {
 	char *d = ts_tempdir();
-	char *sp = path_of(d, "sock");
+	char *sp = ft_path(d, "sock");
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	struct wsnap_policy p;
 	struct wsnap_error err;
@@ -285,7 +238,7 @@ static void test_pack_socket_left_out(void **state)
 	assert_true(strlen(sp) < sizeof(sa.sun_path));
 	memcpy(sa.sun_path, sp, strlen(sp) + 1);
 	assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
-	mk_file(d, "file", "x", 0644);
+	ft_put_mode(d, "file", "x", 0644);
 	wsnap_policy_init(&p);
 	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
 	assert_int_equal(read_members(fd, m, 8), 2);
@@ -318,11 +271,11 @@ static void expect_refused(const char *d, const struct wsnap_policy *p,
 static void test_pack_fifo_refused(void **state)
 {
 	char *d = ts_tempdir();
-	char *f = path_of(d, "sub/fifo");
+	char *f = ft_path(d, "sub/fifo");
 	struct wsnap_policy p;
 
-	mk_dir(d, "sub");
-	mk_file(d, "a", "a", 0644);
+	ft_mkdir(d, "sub");
+	ft_put_mode(d, "a", "a", 0644);
 	assert_int_equal(mkfifo(f, 0644), 0);
 	wsnap_policy_init(&p);
 	expect_refused(d, &p, "./sub/fifo", "unsupported member type");
@@ -335,7 +288,7 @@ static void test_pack_fifo_refused(void **state)
 static void test_pack_device_refused(void **state)
 {
 	char *d = ts_tempdir();
-	char *f = path_of(d, "null");
+	char *f = ft_path(d, "null");
 	struct wsnap_policy p;
 
 	if (mknod(f, S_IFCHR | 0600, makedev(1, 3)) != 0) {
@@ -361,8 +314,8 @@ static void test_pack_external_symlink_refused(void **state)
 	struct seen m[8];
 	int fd;
 
-	mk_dir(d, "bin");
-	mk_link(d, "bin/up", "../../outside");
+	ft_mkdir(d, "bin");
+	ft_symlink(d, "bin/up", "../../outside");
 	wsnap_policy_init(&p);
 	expect_refused(d, &p, "./bin/up",
 		       "symlink target escapes archive root: ../../outside");
@@ -383,7 +336,7 @@ static void test_pack_absolute_symlink_refused(void **state)
 	char *d = ts_tempdir();
 	struct wsnap_policy p;
 
-	mk_link(d, "python3", "/usr/bin/python3");
+	ft_symlink(d, "python3", "/usr/bin/python3");
 	wsnap_policy_init(&p);
 	expect_refused(d, &p, "./python3",
 		       "absolute symlink target not allowed: /usr/bin/python3");
@@ -398,12 +351,12 @@ static void test_pack_member_limit(void **state)
 	struct wsnap_policy p;
 	int i;
 
-	mk_dir(d, "many");
+	ft_mkdir(d, "many");
 	for (i = 0; i < 40; i++) {
 		char name[32];
 
 		snprintf(name, sizeof(name), "many/f%02d", i);
-		mk_file(d, name, "x", 0644);
+		ft_put_str(d, name, "x");
 	}
 	wsnap_policy_init(&p);
 	/* a directory listing larger than the limit is refused, naming it */
@@ -419,18 +372,18 @@ static void test_pack_member_limit(void **state)
 static void test_pack_skip_prunes(void **state)
 {
 	char *d = ts_tempdir();
-	char *f = path_of(d, "node_modules/fifo");
+	char *f = ft_path(d, "node_modules/fifo");
 	struct wsnap_policy p;
 	struct wsnap_error err;
 	struct seen m[16];
 	size_t n, i;
 	int fd = memfd();
 
-	mk_dir(d, "node_modules");
-	mk_dir(d, "node_modules2");
-	mk_file(d, "node_modules/x.js", "x", 0644);
-	mk_file(d, "node_modules2/y.js", "y", 0644);
-	mk_file(d, "secret", "s", 0600);
+	ft_mkdir(d, "node_modules");
+	ft_mkdir(d, "node_modules2");
+	ft_put_mode(d, "node_modules/x.js", "x", 0644);
+	ft_put_mode(d, "node_modules2/y.js", "y", 0644);
+	ft_put_mode(d, "secret", "s", 0600);
 	/* a FIFO below a skipped path is never looked at */
 	assert_int_equal(mkfifo(f, 0644), 0);
 	wsnap_policy_init(&p);
@@ -459,7 +412,7 @@ static void test_pack_skip_prunes(void **state)
 static void check_deterministic(enum wsnap_pack_compress c)
 {
 	char *d = sample_tree();
-	char *f = path_of(d, "src/main.c");
+	char *f = ft_path(d, "src/main.c");
 	struct wsnap_policy p;
 	struct wsnap_error err;
 	unsigned char *b1, *b2;
@@ -560,9 +513,9 @@ static void check_changed(const char *now)
 	char want[4096];
 	int fd = memfd(), root;
 
-	mk_file(d, "a", "first", 0644);
-	mk_file(d, "grows", "12345", 0644);
-	c.path = path_of(d, "grows");
+	ft_put_mode(d, "a", "first", 0644);
+	ft_put_mode(d, "grows", "12345", 0644);
+	c.path = ft_path(d, "grows");
 	c.data = now;
 	o.after_plan = rewrite;
 	o.after_plan_ctx = &c;
@@ -616,7 +569,7 @@ static void test_pack_run_atomic_out(void **state)
 {
 	char *d = sample_tree();
 	char *o = ts_tempdir();
-	char *out = path_of(o, "snap.tar.gz");
+	char *out = ft_path(o, "snap.tar.gz");
 	struct wsnap_policy p;
 	struct wsnap_pack_opts po = {.policy = &p};
 	struct wsnap_pack_stats st;
@@ -639,7 +592,7 @@ static void test_pack_run_atomic_out(void **state)
 	assert_int_equal(count_entries(o), 1);
 	size1 = sb.st_size;
 	/* a refused tree leaves the old OUT as it was, and no temp file */
-	mk_link(d, "bad", "/etc/passwd");
+	ft_symlink(d, "bad", "/etc/passwd");
 	assert_int_equal(wsnap_pack_run(d, out, &po, &st, &err),
 			 WSNAP_REJECTED);
 	assert_string_equal(err.member, "./bad");
@@ -648,8 +601,8 @@ static void test_pack_run_atomic_out(void **state)
 	assert_int_equal(count_entries(o), 1);
 	/* a directory that does not exist: I/O error, nothing created */
 	{
-		char *none = path_of(o, "none");
-		char *out2 = path_of(o, "x.tar");
+		char *none = ft_path(o, "none");
+		char *out2 = ft_path(o, "x.tar");
 
 		assert_int_equal(wsnap_pack_run(none, out2, &po, &st, &err),
 				 WSNAP_IO);
@@ -696,10 +649,10 @@ static void test_pack_result_indexes_with_odd_names(void **state)
 	const struct wsnap_node *n;
 	int fd = memfd();
 
-	mk_file(d, "caf\xc3\xa9", "utf-8 name", 0644);
-	mk_file(d, "bad\xff", "not utf-8", 0644);
-	mk_file(d, "tab\tname", "t", 0644);
-	mk_link(d, "l\xfe", "bad\xff");
+	ft_put_mode(d, "caf\xc3\xa9", "utf-8 name", 0644);
+	ft_put_mode(d, "bad\xff", "not utf-8", 0644);
+	ft_put_mode(d, "tab\tname", "t", 0644);
+	ft_symlink(d, "l\xfe", "bad\xff");
 	wsnap_policy_init(&p);
 	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
 	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
@@ -748,12 +701,12 @@ static void test_tree_walk_order_and_no_follow(void **state)
 	struct collected c = {0};
 	int root;
 
-	mk_dir(d, "b");
-	mk_file(d, "b/x", "x", 0644);
-	mk_file(d, "a", "a", 0644);
-	mk_file(o, "outside", "o", 0644);
+	ft_mkdir(d, "b");
+	ft_put_mode(d, "b/x", "x", 0644);
+	ft_put_mode(d, "a", "a", 0644);
+	ft_put_mode(o, "outside", "o", 0644);
 	/* a symlink to a directory outside: reported, never entered */
-	mk_link(d, "c", o);
+	ft_symlink(d, "c", o);
 	wsnap_policy_init(&p);
 	root = wsnap_tree_open(d, &err);
 	assert_true(root >= 0);
@@ -777,15 +730,15 @@ static void test_tree_cursor_refuses_swapped_symlink(void **state)
 {
 	char *d = ts_tempdir();
 	char *o = ts_tempdir();
-	char *sub = path_of(d, "sub"), *moved = path_of(d, "moved");
+	char *sub = ft_path(d, "sub"), *moved = ft_path(d, "moved");
 	struct wsnap_tree_cursor *c = NULL;
 	struct wsnap_error err;
 	struct stat st;
 	int root, fd;
 
-	mk_dir(d, "sub");
-	mk_file(d, "sub/f", "inside", 0644);
-	mk_file(o, "f", "outside", 0644);
+	ft_mkdir(d, "sub");
+	ft_put_mode(d, "sub/f", "inside", 0644);
+	ft_put_mode(o, "f", "outside", 0644);
 	root = wsnap_tree_open(d, &err);
 	assert_true(root >= 0);
 	assert_int_equal(wsnap_tree_cursor_new(&c, root, d, &err), WSNAP_OK);
@@ -805,7 +758,7 @@ static void test_tree_cursor_refuses_swapped_symlink(void **state)
 	assert_int_equal(wsnap_tree_cursor_open(c, "sub", &st, &err), -1);
 	/* a FIFO where a file was: refused without blocking */
 	{
-		char *ff = path_of(d, "moved/f");
+		char *ff = ft_path(d, "moved/f");
 
 		assert_int_equal(unlink(ff), 0);
 		assert_int_equal(mkfifo(ff, 0644), 0);
