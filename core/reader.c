@@ -60,6 +60,63 @@ struct rd_outbuf {
 	uint64_t off; /* input offset of data[0] */
 };
 
+struct rd_pax {
+	bool has_mtime;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	bool has_size;
+	uint64_t size;
+	bool sparse_keys; /* any GNU.sparse.* key */
+	bool has_major, has_minor;
+	uint64_t major, minor;
+};
+
+/* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
+struct rd_crc {
+	uint32_t t[8][256];
+	uint32_t crc;
+};
+
+static void rd_crc_init(struct rd_crc *c)
+{
+	uint32_t n, k, v;
+
+	for (n = 0; n < 256; n++) {
+		v = n;
+		for (k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
+		c->t[0][n] = v;
+	}
+	for (n = 0; n < 256; n++)
+		for (k = 1; k < 8; k++)
+			c->t[k][n] = c->t[0][c->t[k - 1][n] & 0xff] ^
+				     (c->t[k - 1][n] >> 8);
+	c->crc = 0xffffffffu;
+}
+
+static uint32_t rd_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void rd_crc_update(struct rd_crc *c, const unsigned char *p, size_t n)
+{
+	uint32_t v = c->crc;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		uint32_t a = rd_le32(p) ^ v, b = rd_le32(p + 4);
+
+		v = c->t[7][a & 0xff] ^ c->t[6][(a >> 8) & 0xff] ^
+		    c->t[5][(a >> 16) & 0xff] ^ c->t[4][a >> 24] ^
+		    c->t[3][b & 0xff] ^ c->t[2][(b >> 8) & 0xff] ^
+		    c->t[1][(b >> 16) & 0xff] ^ c->t[0][b >> 24];
+	}
+	while (n--)
+		v = c->t[0][(v ^ *p++) & 0xff] ^ (v >> 8);
+	c->crc = v;
+}
+
 struct rd {
 	int fd;
 	bool direct;   /* plain regular file read in place */
@@ -93,6 +150,13 @@ struct rd {
 	/* first I/O error met inside a callback (status WSNAP_IO) */
 	struct wsnap_error *err;
 	bool io_failed;
+
+	/* attributes of the global pax headers seen so far */
+	struct rd_pax global;
+
+	/* gzip: CRC-32 of the decoded stream (libarchive does not check
+	 * the gzip trailer) */
+	struct rd_crc *crc;
 
 	/* per-member scratch */
 	struct wsnap_sparse_run *runs;
@@ -309,6 +373,8 @@ static bool rd_outer_next(struct rd *r)
 		r->pend = p;
 		r->pend_len = len;
 		r->stream_bytes += len;
+		if (r->crc)
+			rd_crc_update(r->crc, p, len);
 	}
 	return true;
 }
@@ -392,24 +458,36 @@ static bool rd_dec(const unsigned char *p, size_t n, uint64_t *out)
 	return true;
 }
 
-/* A pax time: -?digits(.digits*)?, seconds within int64. */
-static bool rd_pax_time(const unsigned char *p, size_t n)
+/*
+ * A pax time: -?digits(.digits*)?, seconds within int64. As libarchive
+ * reads it: the sign applies to the seconds, the fraction (first nine
+ * digits) is the nanoseconds.
+ */
+static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
+			uint32_t *nsec)
 {
 	const unsigned char *dot = memchr(p, '.', n);
-	size_t ilen = dot ? (size_t)(dot - p) : n;
+	size_t ilen = dot ? (size_t)(dot - p) : n, i;
+	bool neg = false;
+	uint32_t frac = 0, scale = 100000000;
 	uint64_t v;
-	size_t i;
 
 	if (ilen && p[0] == '-') {
+		neg = true;
 		p++;
 		ilen--;
 		n--;
 	}
 	if (!rd_dec(p, ilen, &v))
 		return false;
-	for (i = ilen + 1; i < n; i++)
+	for (i = ilen + 1; i < n; i++) {
 		if (p[i] < '0' || p[i] > '9')
 			return false;
+		frac += (uint32_t)(p[i] - '0') * scale;
+		scale /= 10;
+	}
+	*sec = neg ? -(int64_t)v : (int64_t)v;
+	*nsec = frac;
 	return true;
 }
 
@@ -434,14 +512,6 @@ static bool rd_dec_list(const unsigned char *p, size_t n)
 }
 
 /* ---- header region ------------------------------------------------------ */
-
-struct rd_pax {
-	bool has_size;
-	uint64_t size;
-	bool sparse_keys; /* any GNU.sparse.* key */
-	bool has_major, has_minor;
-	uint64_t major, minor;
-};
 
 static bool rd_key_is(const unsigned char *k, size_t n, const char *s)
 {
@@ -486,13 +556,19 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 	static const char *const names[] = {"path", "linkpath",
 					    "GNU.sparse.name", NULL};
 	uint64_t num;
+	int64_t sec;
+	uint32_t nsec;
 
 	if (kn >= 11 && memcmp(k, "GNU.sparse.", 11) == 0) {
 		if (global)
 			return false; /* a sparse layout for every member */
 		px->sparse_keys = true;
 	}
-	if (rd_key_is(k, kn, "size")) {
+	if (rd_key_is(k, kn, "mtime")) {
+		if (!rd_pax_time(v, vn, &px->mtime_sec, &px->mtime_nsec))
+			return false;
+		px->has_mtime = true;
+	} else if (rd_key_is(k, kn, "size")) {
 		if (global || !rd_dec(v, vn, &num))
 			return false;
 		px->has_size = true;
@@ -512,10 +588,14 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		if (!rd_dec(v, vn, &num))
 			return false;
 	} else if (rd_key_in(k, kn, times)) {
-		if (!rd_pax_time(v, vn))
+		if (!rd_pax_time(v, vn, &sec, &nsec))
 			return false;
 	} else if (rd_key_in(k, kn, names)) {
-		if (memchr(v, '\0', vn))
+		/*
+		 * A global name would rename every later member in tarfile
+		 * while libarchive ignores global headers: ambiguous.
+		 */
+		if (global || memchr(v, '\0', vn))
 			return false;
 	}
 	return true;
@@ -576,7 +656,7 @@ static bool rd_is_gnu_magic(const unsigned char *h)
  * the region is not exactly that.
  */
 static bool rd_scan_region(const unsigned char *p, size_t len,
-			   struct rd_scan *s)
+			   struct rd_pax *global, struct rd_scan *s)
 {
 	size_t pos = 0;
 
@@ -606,7 +686,7 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 			return false;
 		if ((tf == 'x' || tf == 'X' || tf == 'g') &&
 		    !rd_pax_parse(h + RD_BLOCK, (size_t)size, tf == 'g',
-				  &s->pax))
+				  tf == 'g' ? global : &s->pax))
 			return false;
 		pos += RD_BLOCK + (size_t)padded;
 	}
@@ -770,7 +850,7 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	    (uint64_t)(fb - hp) > WSNAP_READER_MAX_HEADER_BYTES)
 		return wsnap_error_stream(r->err);
 	if (!rd_scan_region(r->win + (hp - (int64_t)r->win_off),
-			    (size_t)(fb - hp), &s))
+			    (size_t)(fb - hp), &r->global, &s))
 		return wsnap_error_stream(r->err);
 	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
 		return wsnap_error_stream(r->err);
@@ -785,6 +865,11 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	m->data_offset = (uint64_t)fb;
 	m->mtime_sec = archive_entry_mtime(e);
 	m->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
+	if (!s.pax.has_mtime && r->global.has_mtime) {
+		/* libarchive ignores global headers; tarfile applies them */
+		m->mtime_sec = r->global.mtime_sec;
+		m->mtime_nsec = r->global.mtime_nsec;
+	}
 
 	switch (m->type) {
 	case WSNAP_RAW_FILE:
@@ -924,6 +1009,63 @@ static bool rd_all_zero(const unsigned char *p, size_t n)
 	return true;
 }
 
+/* Copies input bytes [off, off + n) from the outer buffers, or from the
+ * file; false if they are not at hand. */
+static bool rd_input_at(struct rd *r, uint64_t off, unsigned char *out,
+			size_t n)
+{
+	size_t i, got = 0;
+
+	for (i = 0; i < 2 && got < n; i++) {
+		int k = r->ocur ^ 1 ^ (int)i; /* older buffer first */
+		const struct rd_outbuf *b = &r->obuf[k];
+		uint64_t at = off + got;
+
+		if (b->len && at >= b->off && at < b->off + b->len) {
+			size_t c = (size_t)(b->off + b->len - at);
+
+			if (c > n - got)
+				c = n - got;
+			memcpy(out + got, b->data + (at - b->off), c);
+			got += c;
+		}
+	}
+	if (got == n)
+		return true;
+	if (!r->regular)
+		return false;
+	while (got < n) {
+		ssize_t m =
+			pread(r->fd, out + got, n - got, (off_t)(off + got));
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0) {
+			rd_io(r, errno, "cannot read archive");
+			return false;
+		}
+		if (m == 0)
+			return false;
+		got += (size_t)m;
+	}
+	return true;
+}
+
+/*
+ * gzip ends with the CRC-32 and the length (mod 2^32) of what it decoded;
+ * libarchive skips both unchecked. A stream of several gzip members does
+ * not match the last member's trailer and is refused with the rest.
+ */
+static bool rd_gzip_trailer_ok(struct rd *r, uint64_t used)
+{
+	unsigned char t[8];
+
+	if (used < 8 || !rd_input_at(r, used - 8, t, sizeof(t)))
+		return false;
+	return rd_le32(t) == (r->crc->crc ^ 0xffffffffu) &&
+	       rd_le32(t + 4) == (uint32_t)r->stream_bytes;
+}
+
 /*
  * Piped layout, after the tar end: decode the rest of the stream (which
  * checks the compressed stream to its trailer), then make sure nothing but
@@ -958,6 +1100,8 @@ static enum wsnap_status rd_drain(struct rd *r, bool compressed)
 	}
 	if ((uint64_t)used < r->obuf[0].off && (uint64_t)used < r->obuf[1].off)
 		return wsnap_error_stream(r->err); /* cannot check: refuse */
+	if (r->crc && !rd_gzip_trailer_ok(r, (uint64_t)used))
+		return r->io_failed ? WSNAP_IO : wsnap_error_stream(r->err);
 	for (;;) {
 		unsigned char *buf = r->obuf[r->ocur].data;
 		ssize_t n = rd_input_read(r, buf, RD_OUTER_CHUNK);
@@ -1053,10 +1197,18 @@ static enum wsnap_status rd_run(struct rd *r, wsnap_reader_fn fn, void *ctx,
 		r->in_pos = 0;
 		r->win_off = 0;
 		r->win_len = 0;
-	} else if (r->opts->keep_data) {
-		r->spill_fd = rd_open_spill(r);
-		if (r->spill_fd < 0)
-			return WSNAP_IO;
+	} else {
+		if (strcmp(compression, "gzip") == 0) {
+			r->crc = malloc(sizeof(*r->crc));
+			if (!r->crc)
+				return rd_io(r, ENOMEM, "out of memory");
+			rd_crc_init(r->crc);
+		}
+		if (r->opts->keep_data) {
+			r->spill_fd = rd_open_spill(r);
+			if (r->spill_fd < 0)
+				return WSNAP_IO;
+		}
 	}
 
 	st = rd_inner_open(r, &inner);
@@ -1130,6 +1282,7 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 	free(r.obuf[1].data);
 	free(r.win);
 	free(r.runs);
+	free(r.crc);
 	if (st != WSNAP_OK && res.data_fd >= 0) {
 		close(res.data_fd);
 		res.data_fd = -1;
