@@ -159,7 +159,13 @@ unmount_fuse() {
 	if [ "$d" != none ]; then
 		read -r -a pids <<<"$d"
 		unset 'pids[-1]'
-		wait_gone "${pids[@]}"
+		# A daemon that does not exit once unmounted is stuck: it is ours
+		# (its arguments name our mountpoint), so it is ended by its pid.
+		wait_gone "${pids[@]}" || {
+			log "daemon ${pids[*]} of $mnt did not exit; ending it"
+			kill -TERM "${pids[@]}" 2>/dev/null
+			wait_gone "${pids[@]}" || kill -KILL "${pids[@]}" 2>/dev/null
+		}
 	fi
 }
 
