@@ -22,6 +22,7 @@
 #include <getopt.h>
 #include <dirent.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -209,7 +210,8 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 	int opt, rc;
 
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "fo:h", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":fo:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'f':
 		case OPT_FOREGROUND:
@@ -224,13 +226,16 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 		case WSNAP_OPT_HELP:
 			usage(stdout);
 			return -1;
+		case '?':
+		case ':':
+			return wsnap_opts_bad_option("mount", opt, argv);
 		default:
 			rc = wsnap_opts_policy(&a->policy, opt, optarg);
 			if (rc == 1)
 				break;
 			if (rc == 0)
-				return wsnap_usage_error("mount",
-							 "unknown option");
+				return wsnap_opts_bad_option("mount", '?',
+							     argv);
 			return 2;
 		}
 	}
@@ -360,6 +365,12 @@ static enum wsnap_status mount_background(struct fuse_session *se,
 	}
 	fflush(stdout);
 	fflush(stderr);
+	/*
+	 * The daemon starts as a copy of this process: hand back what the
+	 * validation pass freed first, so that it starts (and its resident
+	 * high-water mark starts) with little more than the index.
+	 */
+	malloc_trim(0);
 	pid = fork();
 	if (pid < 0) {
 		status = wsnap_error_io(err, errno, mountpoint,

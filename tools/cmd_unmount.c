@@ -296,7 +296,8 @@ int wsnap_cmd_unmount(int argc, char **argv)
 
 	wsnap_error_clear(&err);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "zh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":zh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'z':
 		case OPT_LAZY:
@@ -307,7 +308,7 @@ int wsnap_cmd_unmount(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		default:
-			return wsnap_usage_error("unmount", "unknown option");
+			return wsnap_opts_bad_option("unmount", opt, argv);
 		}
 	}
 	if (argc - optind != 1)
