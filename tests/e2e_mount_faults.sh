@@ -20,7 +20,7 @@ wait_gone() {
 # 1. plain archive truncated after mount: uncached reads fail with EIO,
 #    cached files, listings, attributes and links keep working
 cp "$work/snap.tar" "$work/trunc.tar"
-mnt=$(newmnt mnt-trunc)
+newmnt mnt-trunc
 expect_rc 0 "$WSNAP_BIN" mount "$work/trunc.tar" "$mnt"
 python3 "$helper" read-all "$work/snap.tar" "$mnt" src/pkg/main.py >/dev/null
 truncate -s 20000 "$work/trunc.tar"
@@ -39,7 +39,7 @@ expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 
 # 2. rewritten in place, same size: EIO too
 cp "$work/snap.tar" "$work/rewrite.tar"
-mnt=$(newmnt mnt-rewrite)
+newmnt mnt-rewrite
 expect_rc 0 "$WSNAP_BIN" mount "$work/rewrite.tar" "$mnt"
 sleep 0.02 # let the clock tick past the archive's mtime
 printf 'garbage' | dd of="$work/rewrite.tar" bs=1 seek=600000 conv=notrunc \
@@ -51,7 +51,7 @@ expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 # 3. compressed archive truncated after mount: served from the spill file
 #    of the validation pass, still the snapshot's bytes
 cp "$work/snap.tar.gz" "$work/trunc.tar.gz"
-mnt=$(newmnt mnt-truncgz)
+newmnt mnt-truncgz
 expect_rc 0 "$WSNAP_BIN" mount "$work/trunc.tar.gz" "$mnt"
 truncate -s 1000 "$work/trunc.tar.gz"
 python3 "$helper" read-all "$work/snap.tar" "$mnt" >/dev/null ||
@@ -61,7 +61,7 @@ expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 # 4. the archive deleted after mount: the daemon holds its descriptor
 for ar in snap.tar snap.tar.xz; do
 	cp "$work/$ar" "$work/del-$ar"
-	mnt=$(newmnt "mnt-del-$ar")
+	newmnt "mnt-del-$ar"
 	expect_rc 0 "$WSNAP_BIN" mount "$work/del-$ar" "$mnt"
 	rm "$work/del-$ar"
 	python3 "$helper" read-all "$work/snap.tar" "$mnt" >/dev/null ||
@@ -70,7 +70,7 @@ for ar in snap.tar snap.tar.xz; do
 done
 
 # 5. busy: refused with nothing changed, then --lazy
-mnt=$(newmnt mnt-busy)
+newmnt mnt-busy
 expect_rc 0 "$WSNAP_BIN" mount "$work/snap.tar" "$mnt"
 exec 7<"$mnt/src/pkg/main.py"
 expect_rc 4 "$WSNAP_BIN" unmount "$mnt"
@@ -90,7 +90,7 @@ wait_gone "$pid"
 
 # 6. the daemon killed: the stale mount answers ENOTCONN, mount refuses it,
 #    unmount clears it, a new mount works
-mnt=$(newmnt mnt-kill)
+newmnt mnt-kill
 expect_rc 0 "$WSNAP_BIN" mount "$work/snap.tar" "$mnt"
 pid=$(python3 "$helper" pid "$work/snap.tar" "$mnt")
 kill -KILL "$pid"
@@ -109,7 +109,7 @@ expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 
 # 7. -f stays in the foreground; SIGTERM and fusermount3 -u end it cleanly
 for how in TERM INT fusermount; do
-	mnt=$(newmnt "mnt-fg-$how")
+	newmnt "mnt-fg-$how"
 	# a background job of a script ignores SIGINT: restore the default
 	python3 -c 'import os, signal, sys
 signal.signal(signal.SIGINT, signal.SIG_DFL)

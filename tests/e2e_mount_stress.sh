@@ -7,7 +7,7 @@
 python3 "$helper" make "$work"
 zstd -q -o "$work/snap.tar.zst" "$work/snap.tar"
 for ar in snap.tar snap.tar.zst; do
-	mnt=$(newmnt "mnt-$ar")
+	newmnt "mnt-$ar"
 	expect_rc 0 "$WSNAP_BIN" mount "$work/$ar" "$mnt"
 	python3 "$helper" stress "$work/$ar" "$mnt" 4 16 ||
 		fail "$ar: stress"

@@ -15,26 +15,29 @@ if [ ! -c /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/wsnap-e2e.XXXXXX")
-mounts=()
 bg_pids=()
 
-is_mounted() { grep -qF " $1 " /proc/self/mountinfo; }
+is_mounted() { awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' \
+	/proc/self/mountinfo; }
 
+# Every mount under $work is taken down (lazily: also when busy or dead)
+# before anything is removed, and rm never crosses into a mount.
 cleanup() {
-	local m p
+	local p m
 	for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	for m in "${mounts[@]}"; do
-		is_mounted "$m" && fusermount3 -uz "$m" 2>/dev/null || true
+	awk -v w="$work/" 'index($5, w) == 1 { print $5 }' /proc/self/mountinfo |
+		sort -r | while read -r m; do
+		fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null ||
+			true
 	done
-	rm -rf "$work"
+	rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
-# newmnt NAME: a fresh empty mountpoint, remembered for cleanup.
+# newmnt NAME: sets mnt to a fresh empty mountpoint under $work.
 newmnt() {
-	mkdir -p "$work/$1"
-	mounts+=("$work/$1")
-	echo "$work/$1"
+	mnt=$work/$1
+	mkdir -p "$mnt"
 }
 
 # expect_rc WANT CMD...: runs CMD, fails unless it exits WANT; its stderr
