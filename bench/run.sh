@@ -64,8 +64,8 @@ want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 
 # Sizes. Full: the issues' data sets. Quick: a smoke test of the machinery.
 if [ "$QUICK" = 1 ]; then
-	DIRS=10 FILES=100 MAXSIZE=1024 VENV_PKGS=4 BIG_MIB=16 OFF_MIB=12
-	LEN_MIB=2 CHANGES=10
+	DIRS=4 FILES=50 MAXSIZE=1024 VENV_PKGS=2 BIG_MIB=8 OFF_MIB=6
+	LEN_MIB=1 CHANGES=4
 	: "${REPS:=1}" "${TIMEOUT:=10}"
 else
 	DIRS=100 FILES=1000 MAXSIZE=1024 VENV_PKGS=60 BIG_MIB=1024 OFF_MIB=1000
@@ -159,7 +159,13 @@ unmount_fuse() {
 	if [ "$d" != none ]; then
 		read -r -a pids <<<"$d"
 		unset 'pids[-1]'
-		wait_gone "${pids[@]}"
+		# A daemon that does not exit once unmounted is stuck: it is ours
+		# (its arguments name our mountpoint), so it is ended by its pid.
+		wait_gone "${pids[@]}" || {
+			log "daemon ${pids[*]} of $mnt did not exit; ending it"
+			kill -TERM "${pids[@]}" 2>/dev/null
+			wait_gone "${pids[@]}" || kill -KILL "${pids[@]}" 2>/dev/null
+		}
 	fi
 }
 
@@ -439,7 +445,12 @@ mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f MiB", b / 1048576 }'
 # ------------------------------------------------------ shared measures
 
 DEST=$RUN/dest
-rm_dest() { rm -rf --one-file-system "$DEST"; sync; }
+# After a full-size export, sync so that its writeback does not fall into the
+# next measure.
+rm_dest() {
+	rm -rf --one-file-system "$DEST"
+	[ "$QUICK" = 1 ] || sync
+}
 no_dest() { rm -rf --one-file-system "$DEST"; }
 new_dest() { no_dest; mkdir -p "$DEST"; }
 verify_small_export() {
