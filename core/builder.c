@@ -1310,22 +1310,21 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 		st = oom(err);
 		goto out;
 	}
+	/* the lookup table of phase one is done with; the nodes, runs and
+	 * sparse maps go to the index; the arena (names, targets, raw names)
+	 * stays until the end */
+	free(b->buckets);
+	b->buckets = NULL;
 	tree.nodes = b->nodes;
 	tree.count = b->nnodes;
 	tree.runs = b->runs;
 	tree.nruns = b->nruns;
 	tree.sparse = b->sparse;
 	tree.nsparse = b->nsparse;
+	b->nodes = NULL;
 	b->runs = NULL;
 	b->sparse = NULL;
 	st = wsnap_index_freeze(&idx, &tree, inomap, err);
-	/* the tree is no longer needed; the arena (raw names) still is */
-	free(tree.runs);
-	free(tree.sparse);
-	free(b->nodes);
-	b->nodes = NULL;
-	free(b->buckets);
-	b->buckets = NULL;
 	if (st != WSNAP_OK)
 		goto out;
 	if (!b->policy.allow_external_symlinks)
