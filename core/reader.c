@@ -4,14 +4,16 @@
  *
  * Two layouts:
  *  - direct: an uncompressed regular file. The tar-only "inner" reader pulls
- *    the file through rd_inner_read (pread) and skips member data with
- *    rd_inner_skip (no read at all), so the cost grows with the members;
+ *    the file through rd_direct_read (pread) and skips member data with
+ *    rd_direct_skip (no read at all), so the cost grows with the members;
  *  - piped: anything compressed, or a pipe. An "outer" libarchive reader
  *    (the five decompressors + the raw format) decodes the input; the inner
- *    reader pulls the decoded bytes through rd_inner_read; with keep_data
+ *    reader pulls the decoded bytes through rd_piped_read; with keep_data
  *    they are also written to an unlinked "spill" file, whose offsets equal
  *    stream offsets. After the tar end the outer stream is drained to its
- *    very end, so a bad trailer or a truncated stream is seen.
+ *    very end, so a bad trailer or a truncated stream is seen; libarchive
+ *    does not check the gzip trailer, so its CRC-32 and length are checked
+ *    here, and only zero padding may follow a compressed stream.
  *
  * Invariants:
  *  - the window holds stream bytes [win_off, win_off + win_len): while a
@@ -22,7 +24,11 @@
  *    block by block here (rd_scan_region): extension headers, then exactly
  *    one main header, whose raw typeflag is reported. Anything libarchive
  *    would have glossed over (bad pax records, special headers it swallows,
- *    an ambiguous layout) ends the read as '<tar>' invalid tar stream;
+ *    an ambiguous layout) ends the read as '<tar>' invalid tar stream.
+ *    "Ambiguous" means that libarchive and Python's tarfile (the reference
+ *    the policy restates) would see different members: 'V' and 'A' headers,
+ *    data on directories, links, devices and FIFOs, a global pax header
+ *    that sets names, sizes or sparse maps;
  *  - the read runs in the "C" locale (uselocale, this thread only), so that
  *    libarchive never converts names: they come out as their raw bytes. The
  *    only libarchive warning accepted is the "can't be converted" one that
@@ -66,7 +72,6 @@ struct rd_pax {
 	uint32_t mtime_nsec;
 	bool has_size;
 	uint64_t size;
-	bool sparse_keys; /* any GNU.sparse.* key */
 	bool has_major, has_minor;
 	uint64_t major, minor;
 };
@@ -559,11 +564,8 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 	int64_t sec;
 	uint32_t nsec;
 
-	if (kn >= 11 && memcmp(k, "GNU.sparse.", 11) == 0) {
-		if (global)
-			return false; /* a sparse layout for every member */
-		px->sparse_keys = true;
-	}
+	if (global && kn >= 11 && memcmp(k, "GNU.sparse.", 11) == 0)
+		return false; /* a sparse layout for every member */
 	if (rd_key_is(k, kn, "mtime")) {
 		if (!rd_pax_time(v, vn, &px->mtime_sec, &px->mtime_nsec))
 			return false;

@@ -42,7 +42,8 @@ enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
 	}
 	handlers = true;
 	if (fuse_session_mount(se, mountpoint) != 0) {
-		status = wsnap_error_io(err, 0, mountpoint, "cannot mount (%s)",
+		status = wsnap_error_io(err, 0, mountpoint,
+					"cannot mount (%s) on",
 					wsnap_fs_log_text());
 		goto out;
 	}

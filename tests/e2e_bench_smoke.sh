@@ -49,11 +49,17 @@ n=$(grep -cxF "$header" "$out")
 
 # Every row has the 7 cells; every wall cell is a number, 'over N s' or
 # 'n/a (reason)'.
-bad=$(awk -F' [|] ' '/^\| / && !/^\| tool \|/ && !/^\| ---/ {
+bad=$(awk -F' [|] ' '/^## Targets/ { exit }
+	/^\| / && !/^\| tool \|/ && !/^\| ---/ {
 	if (NF != 7) { print "cells: " $0; next }
 	if ($2 !~ /^([0-9]+\.[0-9]+|over [0-9.]+ s|n\/a \(.+\))$/)
 		print "wall: " $0 }' "$out")
 [ -z "$bad" ] || fail "malformed rows: $bad"
+
+# The summary lists every target (16) with what was measured.
+n=$(sed -n '/^## Targets/,$p' "$out" | grep -c '^| [0-9][a-z] |') || true
+[ "$n" -eq 16 ] || fail "$n rows in the summary of targets, want 16"
+grep -Eq '^[0-9]+ of 16 targets met' "$out" || fail "no count of targets met"
 
 # The peers are measured for real, not reported n/a.
 for peer in 'GNU tar -tf' 'bsdtar -tf' 'Python tarfile (all members)' \

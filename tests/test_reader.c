@@ -589,6 +589,29 @@ static void test_reader_gnu_long_names(void **state)
 	free(tar);
 }
 
+/* An empty name is a member like any other (the builder's root rules). */
+static void test_reader_empty_names(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+
+	ts_add_raw_member(a, "", '5', 0755, NULL, 0, NULL);
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, NULL, 0, NULL);
+	ts_add_raw_member(a, "named", '0', 0644, "x", 1, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 2);
+	assert_string_equal(run.rec.m[0].name, "");
+	assert_int_equal(run.rec.m[0].type, WSNAP_RAW_DIR);
+	assert_string_equal(run.rec.m[1].name, "");
+	assert_int_equal(run.rec.m[1].type, WSNAP_RAW_FILE);
+	run_release(&run);
+	free(tar);
+}
+
 /* Names come through as their raw bytes, whatever the process locale. */
 static void test_reader_names_are_raw_bytes(void **state)
 {
@@ -676,6 +699,28 @@ static void test_reader_gnu_sparse(void **state)
 			       "after", 5);
 		run_release(&run);
 	}
+	free(tar);
+}
+
+/* A sparse file of holes only is still marked sparse: one empty run. */
+static void test_reader_sparse_all_holes(void **state)
+{
+	static const uint64_t holes[][2] = {{1u << 20, 0}};
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+
+	add_gnu_sparse(a, "holes", 1u << 20, holes, 1, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 1);
+	assert_int_equal(run.rec.m[0].size, 1u << 20);
+	assert_int_equal(run.rec.m[0].nsparse, 1);
+	assert_int_equal(run.rec.m[0].runs[0].offset, 1u << 20);
+	assert_int_equal(run.rec.m[0].runs[0].length, 0);
+	run_release(&run);
 	free(tar);
 }
 
@@ -1200,7 +1245,7 @@ static void test_reader_truncated_compressed(void **state)
 static void test_reader_corrupt_compressed_trailer(void **state)
 {
 	unsigned char *tar, *c;
-	size_t len, clen;
+	size_t len, clen, f;
 
 	tar = two_members(&len, 1);
 	/* gzip: CRC32 then ISIZE end the stream */
@@ -1232,6 +1277,14 @@ static void test_reader_corrupt_compressed_trailer(void **state)
 	c[clen - 1] ^= 0xff;
 	expect_invalid(c, clen);
 	free(c);
+	/* every filter: a byte of the trailer or checksum (bzip2's last
+	 * byte may be padding bits, so not the very last) */
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(tar, len, filters[f], &clen);
+		c[clen - 5] ^= 0x55;
+		expect_invalid(c, clen);
+		free(c);
+	}
 	free(tar);
 }
 
@@ -1541,8 +1594,10 @@ int main(void)
 		cmocka_unit_test(test_reader_pax_global_header),
 		cmocka_unit_test(test_reader_pax_path_and_linkpath),
 		cmocka_unit_test(test_reader_gnu_long_names),
+		cmocka_unit_test(test_reader_empty_names),
 		cmocka_unit_test(test_reader_names_are_raw_bytes),
 		cmocka_unit_test(test_reader_gnu_sparse),
+		cmocka_unit_test(test_reader_sparse_all_holes),
 		cmocka_unit_test(test_reader_pax_sparse),
 		cmocka_unit_test(test_reader_sparse_bad_maps),
 		cmocka_unit_test(test_reader_compressed_memfd_and_pipe),
