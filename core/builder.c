@@ -630,7 +630,9 @@ static enum wsnap_status check_limits(const struct wsnap_builder *b,
 	return WSNAP_OK;
 }
 
-/* 4.5, lexical: from the link's parent, '..' must never pop the root. */
+/* 4.5, lexically: a link that points outside the snapshot would let a
+ * reader of the mount or a later write on export follow it out. From the
+ * link's parent, '..' must never pop the root. */
 static enum wsnap_status check_target(const struct name *nm, const char *t,
 				      size_t len, struct wsnap_error *err)
 {

@@ -440,6 +440,196 @@ static void test_index_pread_short_file_is_eio(void **state)
 }
 
 /*
+ * Random archives of files and directories over a tiny alphabet, checked
+ * against a naive model: duplicates, phase two, then the node set (members
+ * and their ancestors), parents, implicit flags, children and lookups.
+ */
+#define RM_MAX 12
+
+struct rm_member {
+	char rel[16];
+	char name[24];
+	bool dir;
+};
+
+static void random_member(struct rm_member *m, unsigned *seed)
+{
+	int depth = 1 + rand_r(seed) % 3, i;
+	size_t n = 0;
+
+	m->dir = rand_r(seed) % 2;
+	for (i = 0; i < depth; i++) {
+		if (i)
+			m->rel[n++] = '/';
+		m->rel[n++] = "abc"[rand_r(seed) % 3];
+	}
+	m->rel[n] = '\0';
+	n = 0;
+	if (rand_r(seed) % 3 == 0) {
+		m->name[n++] = '.';
+		m->name[n++] = '/';
+	}
+	memcpy(m->name + n, m->rel, strlen(m->rel));
+	n += strlen(m->rel);
+	if (m->dir && rand_r(seed) % 2)
+		m->name[n++] = '/';
+	m->name[n] = '\0';
+}
+
+/* Index of the explicit member at rel among ms[0..n), or -1. */
+static int rm_find(const struct rm_member *ms, int n, const char *rel,
+		   size_t len)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(ms[i].rel) == len && !memcmp(ms[i].rel, rel, len))
+			return i;
+	return -1;
+}
+
+/* The model's verdict: -1 accepted, else the rejected member (*why). */
+static int rm_verdict(const struct rm_member *ms, int n, char *why, size_t cap)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++) {
+		j = rm_find(ms, i, ms[i].rel, strlen(ms[i].rel));
+		if (j >= 0 && !(ms[i].dir && ms[j].dir)) {
+			snprintf(why, cap, "duplicate archive path: %s",
+				 ms[i].rel);
+			return i;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		const char *slash = strrchr(ms[i].rel, '/');
+
+		/* nearest ancestor first */
+		while (slash) {
+			size_t len = (size_t)(slash - ms[i].rel);
+
+			j = rm_find(ms, n, ms[i].rel, len);
+			if (j >= 0 && !ms[j].dir) {
+				snprintf(why, cap,
+					 "archive path descends through "
+					 "non-directory: %.*s",
+					 (int)len, ms[i].rel);
+				return i;
+			}
+			while (slash > ms[i].rel && *--slash != '/')
+				;
+			if (*slash != '/')
+				slash = NULL;
+		}
+	}
+	return -1;
+}
+
+static void rm_check_index(const struct wsnap_index *idx,
+			   const struct rm_member *ms, int n)
+{
+	uint32_t ino, count = wsnap_index_count(idx), total = 1;
+	int i;
+
+	for (ino = 2; ino <= count; ino++) {
+		const struct wsnap_node *d = wsnap_index_node(idx, ino);
+		const struct wsnap_node *p = wsnap_index_node(idx, d->parent);
+		int j = rm_find(ms, n, d->path, strlen(d->path));
+		const uint32_t *ch;
+		uint32_t k, nch, subdirs = 0;
+
+		assert_true(strcmp(wsnap_index_node(idx, ino - 1)->path,
+				   d->path) < 0);
+		assert_int_equal(
+			wsnap_index_lookup(idx, d->path, strlen(d->path)), ino);
+		assert_int_equal(wsnap_index_child(idx, d->parent,
+						   wsnap_node_name(d),
+						   strlen(wsnap_node_name(d))),
+				 ino);
+		/* the parent's path is this path's prefix */
+		assert_int_equal(strlen(p->path) + (p->path[0] != '\0'),
+				 d->name_off);
+		assert_memory_equal(p->path, d->path, strlen(p->path));
+		assert_int_equal(!!(d->flags & WSNAP_NODE_IMPLICIT), j < 0);
+		if (j >= 0)
+			assert_int_equal(d->type, ms[j].dir ? WSNAP_TYPE_DIR
+							    : WSNAP_TYPE_FILE);
+		nch = wsnap_index_children(idx, ino, &ch);
+		for (k = 0; k < nch; k++) {
+			const struct wsnap_node *c =
+				wsnap_index_node(idx, ch[k]);
+
+			assert_int_equal(c->parent, ino);
+			if (k)
+				assert_true(ch[k - 1] < ch[k]);
+			subdirs += c->type == WSNAP_TYPE_DIR;
+		}
+		assert_int_equal(nch, d->nchildren);
+		assert_int_equal(subdirs, d->nsubdirs);
+		total += nch;
+	}
+	assert_int_equal(total + wsnap_index_node(idx, 1)->nchildren, count);
+	/* every member and every ancestor is there */
+	for (i = 0; i < n; i++) {
+		const char *r = ms[i].rel;
+		size_t len = strlen(r);
+
+		for (; len; len--)
+			if (len == strlen(r) || r[len] == '/')
+				assert_int_not_equal(
+					wsnap_index_lookup(idx, r, len), 0);
+	}
+}
+
+static void test_index_random_against_model(void **state)
+{
+	unsigned seed = 12345;
+	int iter, accepted = 0;
+
+	for (iter = 0; iter < 3000; iter++) {
+		struct rm_member ms[RM_MAX];
+		struct tm_member tms[RM_MAX];
+		struct wsnap_index *idx;
+		struct wsnap_error err;
+		char why[128];
+		int n = 1 + rand_r(&seed) % RM_MAX, i, bad;
+		enum wsnap_status st;
+
+		for (i = 0; i < n; i++) {
+			struct tm_member f = TM_F(ms[i].name);
+
+			random_member(&ms[i], &seed);
+			f.type = ms[i].dir ? 'd' : 'f';
+			tms[i] = f;
+		}
+		bad = rm_verdict(ms, n, why, sizeof(why));
+		st = tm_build(NULL, tms, (size_t)n, &idx, &err);
+		if (bad >= 0) {
+			char shown[24];
+			size_t len = strlen(ms[bad].name);
+
+			if (ms[bad].dir)
+				while (len && ms[bad].name[len - 1] == '/')
+					len--;
+			snprintf(shown, sizeof(shown), "%.*s", (int)len,
+				 ms[bad].name);
+			assert_int_equal(st, WSNAP_REJECTED);
+			assert_string_equal(err.member, shown);
+			assert_string_equal(err.reason, why);
+			continue;
+		}
+		if (st != WSNAP_OK)
+			fail_msg("iteration %d: '%s': %s", iter, err.member,
+				 err.reason);
+		rm_check_index(idx, ms, n);
+		wsnap_index_free(idx);
+		accepted++;
+	}
+	/* both outcomes are exercised */
+	assert_true(accepted > 300 && accepted < 2700);
+}
+
+/*
  * n synthetic members: one directory per 64 files, names like
  * "src/module0123/file_000123.py", a symlink per 32 files; built through the
  * builder as a reader would feed it. Returns the index.
@@ -581,6 +771,7 @@ int main(void)
 		cmocka_unit_test(test_index_pread),
 		cmocka_unit_test(test_index_data_check_after_truncate),
 		cmocka_unit_test(test_index_pread_short_file_is_eio),
+		cmocka_unit_test(test_index_random_against_model),
 		cmocka_unit_test(test_index_memory_budget),
 		cmocka_unit_test(test_index_bench),
 	};
