@@ -443,6 +443,11 @@ uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
 void wsnap_index_stats(const struct wsnap_index *idx,
 		       struct wsnap_index_stats *st)
 {
+	if (!idx) {
+		memset(st, 0, sizeof(*st));
+		st->compression = "none";
+		return;
+	}
 	*st = idx->stats;
 }
 
