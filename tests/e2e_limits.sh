@@ -181,6 +181,11 @@ measure "100 GiB pax size, gzip (file)" "$small_kib" 3 \
 python3 "$stream" zeros-after-end 40 >"$tmp/zeros.tar.zst"
 measure "40 GiB zeros after the end marker, zstd" "$small_kib" 0 - \
 	"$WSNAP_BIN" check "$tmp/zeros.tar.zst" </dev/null
+# the same cut by one byte: refused, so the zeros really were read through
+head -c -1 "$tmp/zeros.tar.zst" >"$tmp/zeros-cut.tar.zst"
+measure "40 GiB zeros after the end, last byte cut" "$small_kib" 3 \
+	"wsnap: unsafe tar member '<tar>': invalid tar stream" \
+	"$WSNAP_BIN" check "$tmp/zeros-cut.tar.zst" </dev/null
 measure "4 GiB zeros in gzip in gzip (nested: refused)" "$small_kib" 3 \
 	"wsnap: unsafe tar member '<tar>': invalid tar stream" \
 	"$WSNAP_BIN" check "$data/malformed/bomb-after-end.tar.gz.gz" \
