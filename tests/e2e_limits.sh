@@ -24,11 +24,11 @@ fail() {
 	fails=$((fails + 1))
 }
 
-# Memory bounds in KiB. Sanitizer builds: small quarantine, 4x the bounds.
+# Memory bounds in KiB. Sanitizer builds: small quarantine, 2x the bounds.
 scale=1
-if ldd "$WSNAP_BIN" 2>/dev/null | grep -q libasan; then
+if ldd "$WSNAP_BIN" 2>/dev/null | grep libasan >/dev/null; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
-	scale=4
+	scale=2
 fi
 small_kib=$((64 * 1024 * scale))
 # 2,000,000 members: the index promises ~100 bytes per member beyond the
