@@ -8,9 +8,11 @@
  *    of a daemon that died (the path answers ENOTCONN) is cleared the same
  *    way. A busy mount is refused by the kernel (EBUSY) with nothing
  *    changed: exit 4, with a hint to --lazy.
- * Kinds are recognized in mount_kind_of() and handled in unmount_path();
- * a new kind (hydrate's overlay over a snapshot mount, with its state)
- * adds a case to both.
+ *  - a hydrated workspace (it has a state directory, hydrate.h): the
+ *    overlay, then the snapshot under it, then the state, by
+ *    wsnap_hydrate_unmount(); also when the overlay is already gone.
+ * Kinds of plain mounts are recognized in mount_kind_of() and handled in
+ * unmount_path().
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,6 +21,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "hydrate.h"
 #include "mounts.h"
 #include "opts.h"
 
@@ -35,10 +38,12 @@ enum mount_kind {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: wsnap unmount [--lazy] MOUNTPOINT|WORKSPACE\n\n"
-		   "Takes down what 'wsnap mount' set up at MOUNTPOINT; also "
-		   "clears the mount of\na filesystem daemon that died. A busy "
-		   "mount (a process has a file open or\nits working directory "
-		   "in it) is refused with nothing changed.\n\n"
+		   "Takes down what 'wsnap mount' set up at MOUNTPOINT, or "
+		   "what 'wsnap hydrate'\nset up at WORKSPACE (the overlay, "
+		   "then the snapshot under it, then its\nstate directory); "
+		   "also clears the mounts of filesystem daemons that died.\n"
+		   "A busy mount (a process has a file open or its working "
+		   "directory in it) is\nrefused with nothing changed.\n\n"
 		   "  -z, --lazy   detach a busy mount now; it goes away when "
 		   "its last user leaves\n"
 		   "  -h, --help   this help\n\n"
@@ -116,15 +121,19 @@ int wsnap_cmd_unmount(int argc, char **argv)
 	if (argc - optind != 1)
 		return wsnap_usage_error("unmount", "want one MOUNTPOINT");
 
-	abs = wsnap_mounts_resolve(argv[optind], &err);
+	abs = wsnap_mounts_resolve(argv[optind], NULL, &err);
 	if (!abs)
 		return wsnap_report(&err, false);
-	kind = mount_kind_of(abs, fstype, sizeof(fstype), &err);
-	if (kind < 0)
-		status = WSNAP_IO;
-	else
-		status = unmount_path(abs, (enum mount_kind)kind, fstype, lazy,
-				      &err);
+	if (wsnap_hydrate_unmount(abs, lazy, &status, &err)) {
+		/* a hydrated workspace: overlay, snapshot, state */
+	} else {
+		kind = mount_kind_of(abs, fstype, sizeof(fstype), &err);
+		if (kind < 0)
+			status = WSNAP_IO;
+		else
+			status = unmount_path(abs, (enum mount_kind)kind,
+					      fstype, lazy, &err);
+	}
 	free(abs);
 	if (status == WSNAP_OK)
 		return 0;

@@ -14,15 +14,43 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Keeps the last non-empty line of a stream fed in pieces. */
+struct last_line {
+	char *out; /* the last complete non-empty line */
+	size_t cap;
+	char cur[WSNAP_RUN_MSG_MAX]; /* the line being read */
+	size_t len;
+};
+
+static void last_line_feed(struct last_line *l, const char *buf, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (buf[i] != '\n') {
+			if (l->len < sizeof(l->cur) - 1)
+				l->cur[l->len++] = buf[i];
+			continue;
+		}
+		if (l->len) {
+			l->cur[l->len] = '\0';
+			snprintf(l->out, l->cap, "%s", l->cur);
+		}
+		l->len = 0;
+	}
+}
+
 int wsnap_run(char *const argv[], char *msg, size_t cap,
 	      struct wsnap_error *err)
 {
+	struct last_line ll = {.out = msg, .cap = cap};
 	int fds[2], wstatus = 0;
-	size_t len = 0;
+	char buf[512];
 	ssize_t n;
 	pid_t pid;
-	char *nl;
 
+	if (cap)
+		msg[0] = '\0';
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		wsnap_error_io(err, errno, argv[0], "cannot create a pipe for");
 		return -1;
@@ -48,50 +76,53 @@ int wsnap_run(char *const argv[], char *msg, size_t cap,
 		_exit(127);
 	}
 	close(fds[1]);
-	while (cap && (n = read(fds[0], msg + len, cap - 1 - len)) != 0) {
+	while ((n = read(fds[0], buf, sizeof(buf))) != 0) {
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			break;
-		len += (size_t)n;
-		if (len == cap - 1)
-			break;
+		if (cap)
+			last_line_feed(&ll, buf, (size_t)n);
 	}
 	if (cap)
-		msg[len] = '\0';
-	/* keep the start; drain the rest so that the program can finish */
-	for (;;) {
-		char sink[256];
-
-		n = read(fds[0], sink, sizeof(sink));
-		if (n > 0 || (n < 0 && errno == EINTR))
-			continue;
-		break;
-	}
+		last_line_feed(&ll, "\n", 1);
 	close(fds[0]);
 	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
 		;
-	if (cap) {
-		nl = strchr(msg, '\n');
-		if (nl)
-			*nl = '\0';
-	}
 	if (WIFSIGNALED(wstatus))
 		return 128 + WTERMSIG(wstatus);
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 127;
 }
 
-char *wsnap_mounts_resolve(const char *path, struct wsnap_error *err)
+char *wsnap_path_join(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *out = malloc(la + lb + 2);
+
+	if (!out)
+		return NULL;
+	memcpy(out, a, la);
+	out[la] = '/';
+	memcpy(out + la + 1, b, lb + 1);
+	return out;
+}
+
+char *wsnap_mounts_resolve(const char *path, bool *missing,
+			   struct wsnap_error *err)
 {
 	char *copy = NULL, *dir = NULL, *out = NULL;
 	const char *base, *parent;
 	char *slash;
 	size_t len, n;
+	int e;
 
+	if (missing)
+		*missing = false;
 	out = realpath(path, NULL);
-	if (out || errno != ENOTCONN) {
+	e = errno;
+	if (out || (e != ENOTCONN && (e != ENOENT || !missing))) {
 		if (!out)
-			wsnap_error_io(err, errno, path, "cannot access");
+			wsnap_error_io(err, e, path, "cannot access");
 		return out;
 	}
 	copy = strdup(path);
@@ -110,7 +141,7 @@ char *wsnap_mounts_resolve(const char *path, struct wsnap_error *err)
 		parent = ".";
 	}
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
-		wsnap_error_io(err, ENOTCONN, path, "cannot access");
+		wsnap_error_io(err, e, path, "cannot access");
 		goto out;
 	}
 	dir = realpath(parent, NULL);
@@ -123,6 +154,8 @@ char *wsnap_mounts_resolve(const char *path, struct wsnap_error *err)
 	if (!out)
 		goto oom;
 	snprintf(out, n, "%s%s%s", dir, strcmp(dir, "/") == 0 ? "" : "/", base);
+	if (missing)
+		*missing = e == ENOENT;
 	goto out;
 oom:
 	wsnap_error_io(err, ENOMEM, path, "out of memory");

@@ -20,21 +20,27 @@
 #define WSNAP_FSTYPE_MAX 64
 
 /*
- * Runs argv[0] (found through PATH) with argv, its standard error captured:
- * the first line goes into msg (capacity cap, NUL-terminated; the rest is
- * read and dropped). Returns the exit status (127 when the program cannot
- * be run, 128 + N when killed by signal N), or -1 with err set when no
- * process could be started.
+ * Runs argv[0] (found through PATH) with argv, standard input from
+ * /dev/null, standard error captured: its last non-empty line (where
+ * helpers put the error, after any warnings) goes into msg (capacity cap,
+ * NUL-terminated, "" when there was none). Returns the exit status (127 when
+ * the program cannot be run, 128 + N when killed by signal N), or -1 with err
+ * set when no process could be started.
  */
 int wsnap_run(char *const argv[], char *msg, size_t cap,
 	      struct wsnap_error *err);
 
 /*
  * The absolute path of path without following its last component, which
- * may be a dead FUSE mount that answers ENOTCONN (realpath() fails there).
- * Returns a malloc'd string, or NULL with err set (WSNAP_IO).
+ * may be a dead FUSE mount that answers ENOTCONN (realpath() fails there)
+ * or, when missing is not NULL, missing (then *missing is set). Returns a
+ * malloc'd string, or NULL with err set (WSNAP_IO).
  */
-char *wsnap_mounts_resolve(const char *path, struct wsnap_error *err);
+char *wsnap_mounts_resolve(const char *path, bool *missing,
+			   struct wsnap_error *err);
+
+/* "dir/name" as a malloc'd string, or NULL when out of memory. */
+char *wsnap_path_join(const char *dir, const char *name);
 
 /*
  * Whether something is mounted at abs (an absolute, resolved path): 1 with
