@@ -364,6 +364,8 @@ def stress(archive, mnt, seconds, nthreads):
                 p = rng.choice(paths)
                 data = want[p]
                 if p not in fds:
+                    if len(fds) >= 32:  # bounded: any number of files
+                        os.close(fds.pop(next(iter(fds))))
                     fds[p] = os.open(os.path.join(mnt, p), os.O_RDONLY)
                 off = rng.randrange(len(data))
                 n = rng.choice([1, 511, 4096, 65536, 300000,

@@ -445,14 +445,21 @@ static void check_reads(struct fixture *f)
 	size_t i, n;
 	int fd_plan;
 
+	/* short: copied (libfuse would not splice it anyway) */
 	n = read_via(f, walk(f, "src/pkg/main.py"), 4096, 0, buf, &fd_plan);
 	assert_int_equal(n, 9);
 	assert_memory_equal(buf, "print(1)\n", 9);
-	assert_true(fd_plan);
+	assert_false(fd_plan);
+	n = read_via(f, big, WSNAP_FS_SPLICE_MIN - 1, 5, buf, &fd_plan);
+	assert_int_equal(n, WSNAP_FS_SPLICE_MIN - 1);
+	assert_memory_equal(buf, f->big + 5, n);
+	assert_false(fd_plan);
+	/* long: spliced from the data descriptor */
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		n = read_via(f, big, 131072, (off_t)offs[i], buf, &fd_plan);
 		assert_int_equal(n, 131072);
 		assert_memory_equal(buf, f->big + offs[i], n);
+		assert_true(fd_plan);
 	}
 	/* clipped at the end, empty at and past it */
 	n = read_via(f, big, sizeof(buf), BIG_LEN - 1000, buf, &fd_plan);
@@ -611,51 +618,62 @@ static void test_fs_access_follows_presented_modes(void **state)
 /* A GNU sparse member: holes read as zeros, data from its runs. */
 static void test_fs_read_sparse_holes_as_zeros(void **state)
 {
+	enum { RUN1 = 8192, LEN1 = 16384, RUN2 = 40960, LEN2 = 8192 };
+	enum { REAL = 65536, STORED = LEN1 + LEN2 };
 	struct ts_archive *a = ts_archive_new();
-	unsigned char block[512], data[1024], buf[8192];
+	static unsigned char data[STORED], buf[REAL];
+	unsigned char block[512];
 	struct fixture *f;
 	size_t len, i;
 	unsigned char *tar;
 	int fd_plan;
 
 	/* old GNU sparse: 'S', map in the header, realsize at 483 */
-	ts_raw_header(block, "sparse.bin", 'S', 0644, sizeof(data), NULL);
+	ts_raw_header(block, "sparse.bin", 'S', 0644, STORED, NULL);
 	memcpy(block + TS_RAW_MAGIC, "ustar  ", 8);
-	snprintf((char *)block + 386, 12, "%011o", 1024); /* offset */
-	snprintf((char *)block + 398, 12, "%011o", 512);  /* numbytes */
-	snprintf((char *)block + 410, 12, "%011o", 4096); /* offset */
-	snprintf((char *)block + 422, 12, "%011o", 512);  /* numbytes */
-	snprintf((char *)block + 483, 12, "%011o", 8192); /* realsize */
+	snprintf((char *)block + 386, 12, "%011o", RUN1); /* offset */
+	snprintf((char *)block + 398, 12, "%011o", LEN1); /* numbytes */
+	snprintf((char *)block + 410, 12, "%011o", RUN2);
+	snprintf((char *)block + 422, 12, "%011o", LEN2);
+	snprintf((char *)block + 483, 12, "%011o", REAL); /* realsize */
 	ts_raw_checksum(block);
 	for (i = 0; i < sizeof(data); i++)
-		data[i] = (unsigned char)(1 + i % 250);
+		data[i] = (unsigned char)(1 + i % 251);
 	ts_add_raw(a, block, sizeof(block));
 	ts_add_raw(a, data, sizeof(data));
 	tar = ts_archive_finish(a, 1, &len);
 	f = fixture_from(tar, len, NULL);
 	free(tar);
 
-	assert_int_equal(attr_of(f, "sparse.bin").st_size, 8192);
+	assert_int_equal(attr_of(f, "sparse.bin").st_size, REAL);
 	assert_int_equal(read_via(f, walk(f, "sparse.bin"), sizeof(buf), 0, buf,
 				  &fd_plan),
-			 8192);
+			 REAL);
 	assert_false(fd_plan); /* holes: assembled in memory */
-	for (i = 0; i < 8192; i++) {
+	for (i = 0; i < REAL; i++) {
 		unsigned char want = 0;
 
-		if (i >= 1024 && i < 1536)
-			want = data[i - 1024];
-		else if (i >= 4096 && i < 4608)
-			want = data[512 + i - 4096];
+		if (i >= RUN1 && i < RUN1 + LEN1)
+			want = data[i - RUN1];
+		else if (i >= RUN2 && i < RUN2 + LEN2)
+			want = data[LEN1 + i - RUN2];
 		if (buf[i] != want)
 			fail_msg("byte %zu: %u, want %u", i, buf[i], want);
 	}
-	/* a read inside one stored run can still be spliced */
-	assert_int_equal(
-		read_via(f, walk(f, "sparse.bin"), 256, 1100, buf, &fd_plan),
-		256);
-	assert_memory_equal(buf, data + 76, 256);
+	/* a long read inside one stored run can still be spliced */
+	assert_int_equal(read_via(f, walk(f, "sparse.bin"), 10000, RUN1 + 100,
+				  buf, &fd_plan),
+			 10000);
+	assert_memory_equal(buf, data + 100, 10000);
 	assert_true(fd_plan);
+	/* one ending in a hole is not */
+	assert_int_equal(read_via(f, walk(f, "sparse.bin"), 10000,
+				  RUN2 + LEN2 - 100, buf, &fd_plan),
+			 10000);
+	assert_memory_equal(buf, data + STORED - 100, 100);
+	assert_false(fd_plan);
+	for (i = 100; i < 10000; i++)
+		assert_int_equal(buf[i], 0);
 	teardown((void **)&f);
 }
 

@@ -6,6 +6,7 @@
  * the engine (diff.h). This file only parses, loads the sides and prints.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,14 +78,30 @@ static bool is_directory(const char *arg)
 	       S_ISDIR(st.st_mode);
 }
 
+/*
+ * Reads one side under the policy. progress: an archive may show the
+ * progress line of wsnap_load_index (only one side does, so that two lines
+ * never fight over the terminal).
+ */
 static enum wsnap_status side_load(struct side *s,
 				   const struct wsnap_policy *policy,
-				   struct wsnap_error *err)
+				   bool progress, struct wsnap_error *err)
 {
+	struct wsnap_reader_opts ro = {.keep_data = true};
 	enum wsnap_status st;
+	int fd;
 
 	if (!is_directory(s->arg)) {
-		st = wsnap_load_index(s->arg, policy, true, &s->idx, err);
+		if (progress) {
+			st = wsnap_load_index(s->arg, policy, true, &s->idx,
+					      err);
+		} else {
+			fd = wsnap_open_archive(s->arg, err);
+			if (fd < 0)
+				return err->status;
+			st = wsnap_index_build(&s->idx, fd, policy, &ro, err);
+			close(fd);
+		}
 		if (st == WSNAP_OK)
 			wsnap_diff_side_archive(&s->side, &s->arc, s->idx,
 						s->arg);
@@ -99,6 +116,53 @@ static enum wsnap_status side_load(struct side *s,
 	if (st == WSNAP_OK)
 		wsnap_diff_side_tree(&s->side, s->idx, s->cursor);
 	return st;
+}
+
+struct loader {
+	struct side *side;
+	const struct wsnap_policy *policy;
+	enum wsnap_status status;
+	struct wsnap_error err;
+};
+
+static void *load_thread(void *arg)
+{
+	struct loader *l = arg;
+
+	l->status = side_load(l->side, l->policy, false, &l->err);
+	return NULL;
+}
+
+/*
+ * Reads both sides, B in a second thread while A is read here: the two
+ * indexes are independent (the policy is only read), and reading them is
+ * most of the cost of a diff. An error of A is reported before one of B,
+ * as if they had been read one after the other.
+ */
+static enum wsnap_status load_both(struct side *a, struct side *b,
+				   const struct wsnap_policy *policy,
+				   struct wsnap_error *err)
+{
+	struct loader lb;
+	pthread_t th;
+	enum wsnap_status s;
+	bool threaded;
+
+	lb.side = b;
+	lb.policy = policy;
+	lb.status = WSNAP_OK;
+	wsnap_error_clear(&lb.err);
+	threaded = pthread_create(&th, NULL, load_thread, &lb) == 0;
+	s = side_load(a, policy, true, err);
+	if (threaded)
+		pthread_join(th, NULL);
+	else if (s == WSNAP_OK)
+		lb.status = side_load(b, policy, true, &lb.err);
+	if (s == WSNAP_OK && lb.status != WSNAP_OK) {
+		s = lb.status;
+		*err = lb.err;
+	}
+	return s;
 }
 
 static const char *type_name(const struct wsnap_node *n)
@@ -245,9 +309,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 		rc = wsnap_usage_error(CMD, "only one side can be '-'");
 		goto out;
 	}
-	s = side_load(&sa, &policy, &err);
-	if (s == WSNAP_OK)
-		s = side_load(&sb, &policy, &err);
+	s = load_both(&sa, &sb, &policy, &err);
 	if (s == WSNAP_OK)
 		s = wsnap_diff_run(&sa.side, &sb.side, &dopts, print_change,
 				   &pr, &stats, &err);
