@@ -41,6 +41,49 @@ WSNAP_EXPECT_UID=1234 WSNAP_EXPECT_GID=5678 \
 	fail "-o uid=,gid= not presented"
 expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 
+# policy options apply: skipped members are absent, an option lets an
+# external symlink through
+newmnt mnt-skip
+expect_rc 0 "$WSNAP_BIN" mount --skip big --skip src/pkg/main.py \
+	"$work/snap.tar" "$mnt"
+[ ! -e "$mnt/big" ] && [ ! -e "$mnt/src/pkg/main.py" ] ||
+	fail "--skip: skipped members are served"
+[ -f "$mnt/src/pkg/__init__.py" ] && [ -d "$mnt/many" ] ||
+	fail "--skip: other members missing"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+python3 - "$work/venv.tar" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo(".venv/bin/python3")
+    ti.type, ti.linkname = tarfile.SYMTYPE, "/usr/bin/python3"
+    tf.addfile(ti)
+PY
+newmnt mnt-venv
+expect_rc 3 "$WSNAP_BIN" mount "$work/venv.tar" "$mnt"
+grep -q "hint: --allow-external-symlinks" "$work/stderr" ||
+	fail "no hint for an external symlink: $(cat "$work/stderr")"
+expect_rc 0 "$WSNAP_BIN" mount --allow-external-symlinks "$work/venv.tar" \
+	"$mnt"
+[ "$(readlink "$mnt/.venv/bin/python3")" = /usr/bin/python3 ] ||
+	fail "external symlink target"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+
+# -o cache_dir=: the decompressed stream of a compressed archive is spilled
+# there, unlinked at once; standard options (allow_other) pass through
+newmnt mnt-cache
+mkdir "$work/cache"
+expect_rc 0 "$WSNAP_BIN" mount -o allow_other,cache_dir="$work/cache" \
+	"$work/snap.tar.xz" "$mnt"
+grep -F " $mnt " /proc/self/mountinfo | grep -q allow_other ||
+	fail "allow_other not passed to the mount"
+pid=$(python3 "$helper" pid "$work/snap.tar.xz" "$mnt")
+ls -l "/proc/$pid/fd" | grep -qF "$work/cache/" ||
+	fail "no spill file of the daemon in cache_dir"
+[ -z "$(ls -A "$work/cache")" ] || fail "spill file not unlinked"
+python3 "$helper" read-all "$work/snap.tar.xz" "$mnt" >/dev/null ||
+	fail "reads from the spill file in cache_dir"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+
 # a rejected archive: exit 3, the policy message, nothing mounted
 python3 - "$work/evil.tar" <<'PY'
 import io, sys, tarfile
