@@ -1,8 +1,200 @@
 /*
- * The wsnap FUSE filesystem (libfuse3 lowlevel API) over a core index.
- * Implemented by the mount work.
+ * The wsnap FUSE filesystem: a validated, immutable index (core/index.h)
+ * served read-only through the libfuse3 (3.14) lowlevel API.
+ *
+ * Three parts, like squashfuse's core / front end split:
+ *  - fs.c: the filesystem's answers as do_*() functions. Each takes the
+ *    request's arguments, fills plain structures and returns 0 or an errno;
+ *    nothing there talks to the kernel, so the unit tests call them directly
+ *    against an index.
+ *  - ll.c: the lowlevel handlers (static const struct fuse_lowlevel_ops).
+ *    Each calls one do_*() and then exactly one fuse_reply_*.
+ *  - serve.c: the session's life: mount, daemonize, readiness, the
+ *    multi-threaded loop, unmount.
+ *
+ * Invariants:
+ *  - FUSE inode numbers are the index's inos, untranslated: 1 is the root
+ *    (FUSE_ROOT_ID == WSNAP_ROOT_INO), every ino is 1..wsnap_index_count().
+ *    Nothing is ever created or removed, so an ino never changes meaning and
+ *    the generation is always 0.
+ *  - The index is immutable and struct wsnap_fs is read-only once the loop
+ *    runs: handlers on any number of threads take no locks and keep no
+ *    per-open state (fh is unused). Lookup counts need no bookkeeping:
+ *    forget has nothing to release.
+ *  - Because nothing changes, the kernel may cache everything: entries and
+ *    attributes for WSNAP_FS_TIMEOUT, negative lookups too (an entry with
+ *    ino 0), file pages across opens (keep_cache), directory listings
+ *    (cache_readdir) and symlink targets.
+ *  - Every write operation answers EROFS; the mount is also made with 'ro'.
+ *  - Data is read from the index's data descriptor (the archive itself when
+ *    it is uncompressed, else the spill file of its decompressed stream), and
+ *    only after wsnap_index_data_check() says the file did not change since
+ *    the index was built: a truncated or rewritten archive reads as EIO.
  */
 #ifndef WSNAP_FS_H
 #define WSNAP_FS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#include <fuse_lowlevel.h>
+
+#include "error.h"
+#include "index.h"
+
+/* Entry and attribute validity in seconds: effectively forever. */
+#define WSNAP_FS_TIMEOUT 1e9
+
+/* st_blksize presented for files: large, so that readers ask for big
+ * reads. */
+#define WSNAP_FS_BLKSIZE 65536
+
+/*
+ * Longest name the kernel's FUSE client accepts (FUSE_NAME_MAX). The policy
+ * bounds whole paths (--max-path-length), not components; an entry with a
+ * longer last component cannot be presented and is left out of listings.
+ */
+#define WSNAP_FS_NAME_MAX 1024
+
+/* Most supplementary groups consulted by access(). */
+#define WSNAP_FS_MAX_GROUPS 64
+
+struct wsnap_fs {
+	const struct wsnap_index *idx; /* not owned; NULL until loaded */
+	uid_t uid;		       /* presented owner of every node */
+	gid_t gid;
+	/*
+	 * Readiness: when >= 0, the INIT handler writes the byte
+	 * WSNAP_FS_READY here (the mount answers from then on), closes it and
+	 * sets -1. Set by the caller, which closes it if it is still open
+	 * when wsnap_fs_serve() returns (the mount failed before INIT).
+	 */
+	int ready_fd;
+};
+
+#define WSNAP_FS_READY 'R'
+
+/* Fills fs: presented owner uid/gid, no readiness descriptor. */
+void wsnap_fs_init(struct wsnap_fs *fs, const struct wsnap_index *idx,
+		   uid_t uid, gid_t gid);
+
+/*
+ * The answers. All return 0 or a positive errno; ENOENT for an ino that is
+ * not in the index (the kernel never sends one, tests do).
+ */
+
+/*
+ * lookup: fills *e (ino, attributes, timeouts) for the entry name of
+ * directory parent. A missing name returns ENOENT with *e still filled as
+ * the negative entry to reply (ino 0, WSNAP_FS_TIMEOUT), so the kernel
+ * remembers the miss. ENOTDIR when parent is not a directory.
+ */
+int wsnap_fs_do_lookup(const struct wsnap_fs *fs, fuse_ino_t parent,
+		       const char *name, struct fuse_entry_param *e);
+
+/* getattr: the presented attributes (policy.md section 9). */
+int wsnap_fs_do_getattr(const struct wsnap_fs *fs, fuse_ino_t ino,
+			struct stat *st);
+
+/* readlink: *target points into the index (EINVAL if not a symlink). */
+int wsnap_fs_do_readlink(const struct wsnap_fs *fs, fuse_ino_t ino,
+			 const char **target);
+
+/* opendir: ENOTDIR for a non-directory. */
+int wsnap_fs_do_opendir(const struct wsnap_fs *fs, fuse_ino_t ino);
+
+/*
+ * readdir / readdirplus. Entries are ".", "..", then the children sorted
+ * bytewise; the offset of an entry's successor is its position + 1, so a
+ * listing resumes exactly at any offset. For each entry from position off
+ * on, fn is called with its name, its entry (attributes filled; for
+ * readdirplus the ino and timeouts too, except for "." and ".." whose ino is
+ * 0 so that the kernel does not count a lookup) and the offset to resume
+ * after it. fn returns nonzero to stop (buffer full): that entry is not
+ * consumed. Returns 0, ENOTDIR, ENOENT.
+ */
+typedef int (*wsnap_fs_dirent_fn)(void *ctx, const char *name,
+				  const struct fuse_entry_param *e, off_t next);
+int wsnap_fs_do_readdir(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
+			bool plus, wsnap_fs_dirent_fn fn, void *ctx);
+
+/*
+ * open: flags as open(2) gave them. EISDIR for a directory, EROFS when
+ * asked to write or truncate, EINVAL for anything but a regular file.
+ */
+int wsnap_fs_do_open(const struct wsnap_fs *fs, fuse_ino_t ino, int flags);
+
+/*
+ * read: plans the reply to a read of size bytes at off. On success r->vec
+ * describes the data, to be passed to fuse_reply_data() (or fuse_buf_copy):
+ *  - a contiguous stored run: one buffer naming the data descriptor at the
+ *    member's physical offset (FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK), so that
+ *    the kernel can splice it without a copy through this process;
+ *  - anything else (a sparse file's holes, a read across runs, or at end of
+ *    file): one memory buffer r->mem filled now.
+ * The size is clipped at the end of the file (0 at or past it). Before
+ * planning, the data file is checked: EIO when it changed since the build
+ * (truncated, rewritten) or reads short. Release r with
+ * wsnap_fs_read_release() in every case.
+ */
+struct wsnap_fs_read {
+	struct fuse_bufvec vec;
+	void *mem; /* owned, or NULL */
+};
+int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
+		     off_t off, struct wsnap_fs_read *r);
+void wsnap_fs_read_release(struct wsnap_fs_read *r);
+
+/* statfs: the snapshot's totals: blocks of data, nodes, nothing free. */
+int wsnap_fs_do_statfs(const struct wsnap_fs *fs, struct statvfs *st);
+
+/* getxattr: there are no attributes: ENODATA for a valid ino. */
+int wsnap_fs_do_getxattr(const struct wsnap_fs *fs, fuse_ino_t ino,
+			 const char *name);
+
+/* listxattr: *len is the size of the (empty) list: 0. */
+int wsnap_fs_do_listxattr(const struct wsnap_fs *fs, fuse_ino_t ino,
+			  size_t *len);
+
+/*
+ * access: mask as access(2) (F_OK, or R_OK|W_OK|X_OK) for a caller with uid,
+ * gid and ngroups supplementary groups. W_OK is EROFS; R/X follow the
+ * presented mode against the presented owner; uid 0 may read anything and
+ * execute what has any x bit (or is a directory). EACCES otherwise.
+ */
+int wsnap_fs_do_access(const struct wsnap_fs *fs, fuse_ino_t ino, int mask,
+		       uid_t uid, gid_t gid, const gid_t *groups,
+		       size_t ngroups);
+
+/*
+ * The session. wsnap_fs_session_new parses args (libfuse's lowlevel and
+ * mount options: "-o ro,allow_other,...", "-d") and creates a session whose
+ * handlers answer from fs (which must outlive it; fs->idx may be set later,
+ * before serving). args is consumed as fuse_session_new() does. Errors:
+ * WSNAP_USAGE for options libfuse refuses (libfuse's own message in the
+ * reason), WSNAP_IO.
+ */
+enum wsnap_status wsnap_fs_session_new(struct fuse_session **out,
+				       struct wsnap_fs *fs,
+				       struct fuse_args *args,
+				       struct wsnap_error *err);
+
+/*
+ * Mounts se at mountpoint (an absolute path: the daemon changes directory
+ * to "/"), puts it in the background unless foreground (fuse_daemonize:
+ * the calling process exits 0 there and a detached child continues),
+ * installs SIGINT/SIGTERM/SIGHUP handlers, runs the multi-threaded loop
+ * until the filesystem is unmounted (fusermount3 -u, umount) or a signal
+ * arrives, then unmounts and destroys se. fs->ready_fd, if any, gets
+ * WSNAP_FS_READY when the mount answers. Returns WSNAP_OK after a clean
+ * unmount; WSNAP_IO when the mount or the loop fails (libfuse's message in
+ * the reason). se is destroyed in all cases.
+ */
+enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
+				 const char *mountpoint, bool foreground,
+				 struct wsnap_error *err);
 
 #endif

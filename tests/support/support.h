@@ -28,7 +28,8 @@ void ts_add_hardlink(struct ts_archive *a, const char *name,
 		     const char *target);
 /* FIFO, char device etc. by libarchive file type (AE_IFIFO, AE_IFCHR...) */
 void ts_add_special(struct ts_archive *a, const char *name, unsigned type);
-/* Sets mtime (and nsec) for the members added after this call. */
+/* Sets mtime (and nsec) for the members added after this call; until then
+ * members, and raw headers always, have mtime 1700000000. */
 void ts_set_mtime(struct ts_archive *a, int64_t sec, long nsec);
 
 /*

@@ -1,0 +1,194 @@
+/*
+ * Escaping of member names and targets (policy.md section 2, cli.md).
+ *
+ * Invariants:
+ *  - the input is walked as UTF-8; a byte that does not start a complete,
+ *    shortest-form sequence of a scalar value (U+0000-U+D7FF,
+ *    U+E000-U+10FFFF) is "invalid" and escaped on its own; the walk resumes
+ *    at the next byte. This gives the same per-byte result as Python's
+ *    surrogateescape decoding (what tarfile does with names on Linux).
+ *  - no output ever contains a C0 control byte, DEL, a C1 code point or
+ *    invalid UTF-8, so a name cannot inject terminal control sequences,
+ *    and every output of len input bytes fits WSNAP_ESCAPE_CAP(len).
+ */
+#include "escape.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+static const char hexdigits[] = "0123456789abcdef";
+
+/*
+ * Length of the valid UTF-8 sequence at s[0..len), or 0 when s[0] does not
+ * start one. *cp receives the code point.
+ */
+static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
+{
+	unsigned char c = s[0];
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n, i;
+	uint32_t v;
+
+	if (c < 0x80) {
+		*cp = c;
+		return 1;
+	}
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+		v = c & 0x1f;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		v = c & 0x0f;
+		if (c == 0xe0)
+			lo = 0xa0; /* overlong */
+		else if (c == 0xed)
+			hi = 0x9f; /* surrogates U+D800-U+DFFF */
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		v = c & 0x07;
+		if (c == 0xf0)
+			lo = 0x90; /* overlong */
+		else if (c == 0xf4)
+			hi = 0x8f; /* above U+10FFFF */
+	} else {
+		return 0; /* continuation, C0/C1 overlong lead, F5-FF */
+	}
+	if (len < n)
+		return 0;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	v = (v << 6) | (s[1] & 0x3f);
+	for (i = 2; i < n; i++) {
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+		v = (v << 6) | (s[i] & 0x3f);
+	}
+	*cp = v;
+	return n;
+}
+
+static char *put_hex2(char *o, const char *prefix, unsigned v)
+{
+	while (*prefix)
+		*o++ = *prefix++;
+	*o++ = hexdigits[(v >> 4) & 0xf];
+	*o++ = hexdigits[v & 0xf];
+	return o;
+}
+
+/* A code point that is shown escaped in repr: C0, DEL, C1. */
+static bool is_control(uint32_t cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+/*
+ * The body of a repr; quote is the quote character to escape, or 0 for the
+ * bare variant. Returns the end of the output.
+ */
+static char *repr_body(char *o, const unsigned char *s, size_t len, char quote)
+{
+	size_t i = 0, n, k;
+	uint32_t cp;
+
+	while (i < len) {
+		n = utf8_seq(s + i, len - i, &cp);
+		if (n == 0) {
+			o = put_hex2(o, "\\x", s[i]);
+			i++;
+			continue;
+		}
+		switch (cp) {
+		case '\\':
+			*o++ = '\\';
+			*o++ = '\\';
+			break;
+		case '\t':
+			*o++ = '\\';
+			*o++ = 't';
+			break;
+		case '\n':
+			*o++ = '\\';
+			*o++ = 'n';
+			break;
+		case '\r':
+			*o++ = '\\';
+			*o++ = 'r';
+			break;
+		default:
+			if (is_control(cp)) {
+				o = put_hex2(o, "\\x", cp);
+			} else if (quote && cp == (uint32_t)quote) {
+				*o++ = '\\';
+				*o++ = quote;
+			} else {
+				for (k = 0; k < n; k++)
+					*o++ = (char)s[i + k];
+			}
+		}
+		i += n;
+	}
+	return o;
+}
+
+size_t wsnap_escape_repr(char *out, const char *s, size_t len)
+{
+	bool squote = false, dquote = false;
+	char quote, *o = out;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		if (s[i] == '\'')
+			squote = true;
+		else if (s[i] == '"')
+			dquote = true;
+	}
+	quote = (squote && !dquote) ? '"' : '\'';
+	*o++ = quote;
+	o = repr_body(o, (const unsigned char *)s, len, quote);
+	*o++ = quote;
+	*o = '\0';
+	return (size_t)(o - out);
+}
+
+size_t wsnap_escape_bare(char *out, const char *s, size_t len)
+{
+	char *o = repr_body(out, (const unsigned char *)s, len, 0);
+
+	*o = '\0';
+	return (size_t)(o - out);
+}
+
+size_t wsnap_escape_json(char *out, const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t i = 0, n, k;
+	uint32_t cp;
+	char *o = out;
+
+	*o++ = '"';
+	while (i < len) {
+		n = utf8_seq(u + i, len - i, &cp);
+		if (n == 0) {
+			/* a lone surrogate: os.fsencode gives the byte back */
+			o = put_hex2(o, "\\udc", u[i]);
+			i++;
+			continue;
+		}
+		if (cp == '"' || cp == '\\') {
+			*o++ = '\\';
+			*o++ = (char)cp;
+		} else if (is_control(cp)) {
+			/* DEL and C1 are legal raw JSON; escaped for terminals,
+			 * they decode to the same code point */
+			o = put_hex2(o, "\\u00", cp);
+		} else {
+			for (k = 0; k < n; k++)
+				*o++ = (char)u[i + k];
+		}
+		i += n;
+	}
+	*o++ = '"';
+	*o = '\0';
+	return (size_t)(o - out);
+}

@@ -1,0 +1,198 @@
+/*
+ * Policy options (policy.md sections 1, 6 and 7.6).
+ *
+ * Invariants: every configured path held by a struct wsnap_policy is
+ * normalized (section 1): no empty or '.' components, no leading or
+ * trailing '/', '..' kept, "" for the root. The root name, when set, is
+ * exactly one component. The strip prefix, when set, is not empty.
+ */
+#include "policy.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+void wsnap_policy_init(struct wsnap_policy *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->allow_external_symlinks = false;
+	p->no_symlinks = false;
+	p->root_name = NULL;
+	p->strip_prefix = NULL;
+	p->max_members = WSNAP_DEFAULT_MAX_MEMBERS;
+	p->max_total_size = WSNAP_DEFAULT_MAX_TOTAL_SIZE;
+	p->max_file_size = WSNAP_DEFAULT_MAX_FILE_SIZE;
+	p->max_path_length = WSNAP_DEFAULT_MAX_PATH_LENGTH;
+	p->max_depth = WSNAP_DEFAULT_MAX_DEPTH;
+}
+
+static void pathlist_release(struct wsnap_pathlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->count; i++)
+		free(l->items[i]);
+	free(l->items);
+	l->items = NULL;
+	l->count = 0;
+}
+
+void wsnap_policy_release(struct wsnap_policy *p)
+{
+	pathlist_release(&p->skip);
+	pathlist_release(&p->reject_path);
+	pathlist_release(&p->reject_symlink);
+	free(p->root_name);
+	p->root_name = NULL;
+	free(p->strip_prefix);
+	p->strip_prefix = NULL;
+}
+
+long wsnap_policy_normalize(const char *path, char *out, size_t cap)
+{
+	const char *s = path;
+	size_t len = 0;
+
+	if (cap == 0)
+		return -1;
+	if (*s == '/')
+		s++;
+	while (*s) {
+		const char *c = s;
+		size_t n;
+
+		while (*s && *s != '/')
+			s++;
+		n = (size_t)(s - c);
+		if (*s == '/')
+			s++;
+		if (n == 0 || (n == 1 && c[0] == '.'))
+			continue;
+		/* room for an optional '/', the component and the NUL */
+		if ((len ? len + 1 : 0) + n >= cap) {
+			out[0] = '\0';
+			return -1;
+		}
+		if (len)
+			out[len++] = '/';
+		memcpy(out + len, c, n);
+		len += n;
+	}
+	out[len] = '\0';
+	return (long)len;
+}
+
+bool wsnap_path_within(const char *p, size_t plen, const char *q, size_t qlen)
+{
+	if (qlen == 0)
+		return true;
+	if (plen < qlen || memcmp(p, q, qlen) != 0)
+		return false;
+	return plen == qlen || p[qlen] == '/';
+}
+
+unsigned wsnap_policy_file_mode(unsigned mode)
+{
+	unsigned m = mode & 0755u;
+
+	if (!(m & 0100u))
+		m &= ~0111u;
+	return m | 0600u;
+}
+
+/* A heap copy of path, normalized; NULL when out of memory. */
+static char *normalize_dup(const char *path)
+{
+	size_t cap = strlen(path) + 1;
+	char *out = malloc(cap);
+
+	/* the normal form is never longer than the input */
+	if (out && wsnap_policy_normalize(path, out, cap) < 0) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+static enum wsnap_status pathlist_add(struct wsnap_pathlist *l,
+				      const char *option, const char *path,
+				      struct wsnap_error *err)
+{
+	char **items;
+	char *norm;
+
+	if (l->count >= WSNAP_POLICY_MAX_PATHS)
+		return wsnap_error_usage(err, "too many %s paths (at most %d)",
+					 option, WSNAP_POLICY_MAX_PATHS);
+	norm = normalize_dup(path);
+	if (!norm)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	items = realloc(l->items, (l->count + 1) * sizeof(*items));
+	if (!items) {
+		free(norm);
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
+	items[l->count++] = norm;
+	l->items = items;
+	return WSNAP_OK;
+}
+
+enum wsnap_status wsnap_policy_add_skip(struct wsnap_policy *p,
+					const char *path,
+					struct wsnap_error *err)
+{
+	return pathlist_add(&p->skip, "--skip", path, err);
+}
+
+enum wsnap_status wsnap_policy_add_reject_path(struct wsnap_policy *p,
+					       const char *path,
+					       struct wsnap_error *err)
+{
+	return pathlist_add(&p->reject_path, "--reject-path", path, err);
+}
+
+enum wsnap_status wsnap_policy_add_reject_symlink(struct wsnap_policy *p,
+						  const char *path,
+						  struct wsnap_error *err)
+{
+	return pathlist_add(&p->reject_symlink, "--reject-symlink", path, err);
+}
+
+/* Replaces *slot by the normalized path; a usage error when it is empty or,
+ * with one_component, not exactly one component. */
+static enum wsnap_status set_path(char **slot, const char *option,
+				  const char *path, bool one_component,
+				  struct wsnap_error *err)
+{
+	char *norm = normalize_dup(path);
+
+	if (!norm)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	if (norm[0] == '\0') {
+		free(norm);
+		return wsnap_error_usage(err, "%s must not be empty", option);
+	}
+	if (one_component && strchr(norm, '/')) {
+		free(norm);
+		return wsnap_error_usage(
+			err, "%s must be a single path component", option);
+	}
+	free(*slot);
+	*slot = norm;
+	return WSNAP_OK;
+}
+
+enum wsnap_status wsnap_policy_set_root_name(struct wsnap_policy *p,
+					     const char *name,
+					     struct wsnap_error *err)
+{
+	return set_path(&p->root_name, "--root-name", name, true, err);
+}
+
+enum wsnap_status wsnap_policy_set_strip_prefix(struct wsnap_policy *p,
+						const char *prefix,
+						struct wsnap_error *err)
+{
+	return set_path(&p->strip_prefix, "the strip prefix", prefix, false,
+			err);
+}

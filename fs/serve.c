@@ -1,0 +1,83 @@
+/*
+ * The session's life (fs.h, wsnap_fs_serve): signal handlers, mount,
+ * fuse_daemonize (libfuse 3.14: after mounting), the multi-threaded loop,
+ * unmount. Readiness is signalled from the INIT handler (ll.c).
+ */
+#include "fs.h"
+#include "fs_private.h"
+
+#include <errno.h>
+#include <malloc.h>
+
+/* Worker threads of the loop: started on demand up to the maximum. */
+#define SERVE_MAX_THREADS  16
+#define SERVE_IDLE_THREADS 4
+
+/*
+ * The daemon inherits the heap of the validation pass (libarchive's
+ * buffers, the builder's tables), freed but possibly still resident: give
+ * it back, and keep large buffers (libfuse's 1 MiB per worker) mmap'd so
+ * that only the pages a request touches count.
+ */
+static void serve_trim_memory(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	malloc_trim(0);
+}
+
+enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
+				 const char *mountpoint, bool foreground,
+				 struct wsnap_error *err)
+{
+	struct fuse_loop_config *cfg = NULL;
+	enum wsnap_status status = WSNAP_OK;
+	bool handlers = false, mounted = false;
+	int rc;
+
+	wsnap_fs_log_capture(true);
+	if (fuse_set_signal_handlers(se) != 0) {
+		status = wsnap_error_io(err, 0, mountpoint,
+					"cannot install signal handlers");
+		goto out;
+	}
+	handlers = true;
+	if (fuse_session_mount(se, mountpoint) != 0) {
+		status = wsnap_error_io(err, 0, mountpoint, "cannot mount (%s)",
+					wsnap_fs_log_text());
+		goto out;
+	}
+	mounted = true;
+	wsnap_fs_log_capture(false);
+	/* in the background the caller exits here, a detached child goes on */
+	if (fuse_daemonize(foreground) != 0) {
+		status = wsnap_error_io(err, 0, mountpoint,
+					"cannot start the daemon");
+		goto out;
+	}
+	if (!foreground)
+		serve_trim_memory();
+	cfg = fuse_loop_cfg_create();
+	if (!cfg) {
+		status = wsnap_error_io(err, ENOMEM, mountpoint,
+					"cannot start the filesystem loop");
+		goto out;
+	}
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	fuse_loop_cfg_set_max_threads(cfg, SERVE_MAX_THREADS);
+	fuse_loop_cfg_set_idle_threads(cfg, SERVE_IDLE_THREADS);
+	/* 0 when unmounted, the signal number after SIGINT/SIGTERM/SIGHUP */
+	rc = fuse_session_loop_mt(se, cfg);
+	if (rc < 0)
+		status = wsnap_error_io(err, -rc, mountpoint,
+					"filesystem loop failed");
+out:
+	wsnap_fs_log_capture(false);
+	if (cfg)
+		fuse_loop_cfg_destroy(cfg);
+	if (mounted)
+		fuse_session_unmount(se);
+	if (handlers)
+		fuse_remove_signal_handlers(se);
+	fuse_session_destroy(se);
+	return status;
+}

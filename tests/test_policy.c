@@ -1,0 +1,211 @@
+/* Unit tests of core/policy.c: options, normalization, within, file modes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "policy.h"
+
+static void test_policy_init_defaults(void **state)
+{
+	struct wsnap_policy p;
+
+	memset(&p, 0xa5, sizeof(p));
+	wsnap_policy_init(&p);
+	assert_false(p.allow_external_symlinks);
+	assert_false(p.no_symlinks);
+	assert_int_equal(p.skip.count, 0);
+	assert_int_equal(p.reject_path.count, 0);
+	assert_int_equal(p.reject_symlink.count, 0);
+	assert_null(p.root_name);
+	assert_null(p.strip_prefix);
+	assert_int_equal(p.max_members, 2000000);
+	assert_int_equal(p.max_total_size, 64ULL << 30);
+	assert_int_equal(p.max_file_size, UINT64_MAX);
+	assert_int_equal(p.max_path_length, 4096);
+	assert_int_equal(p.max_depth, 256);
+	wsnap_policy_release(&p);
+	/* release twice is harmless: everything was reset */
+	wsnap_policy_release(&p);
+}
+
+static void check_norm(const char *in, const char *want)
+{
+	char out[256];
+	long n = wsnap_policy_normalize(in, out, sizeof(out));
+
+	assert_int_equal(n, (long)strlen(want));
+	assert_string_equal(out, want);
+}
+
+static void test_policy_normalize_cases(void **state)
+{
+	check_norm("/a/b", "a/b");
+	check_norm("./a/", "a");
+	check_norm("a//b/./c/", "a/b/c");
+	check_norm("//a", "a");
+	check_norm("", "");
+	check_norm(".", "");
+	check_norm("/", "");
+	check_norm("./.", "");
+	check_norm(".//", "");
+	check_norm("..", "..");
+	check_norm("a/../b", "a/../b");
+	check_norm("./..a/.b", "..a/.b");
+	check_norm("a\\b", "a\\b");
+	check_norm("workspace/", "workspace");
+}
+
+static void test_policy_normalize_capacity(void **state)
+{
+	char out[4];
+
+	assert_int_equal(wsnap_policy_normalize("abc", out, 4), 3);
+	assert_string_equal(out, "abc");
+	assert_int_equal(wsnap_policy_normalize("abcd", out, 4), -1);
+	assert_int_equal(wsnap_policy_normalize("a/bc", out, 4), -1);
+	assert_int_equal(wsnap_policy_normalize("./a/./b/", out, 4), 3);
+	assert_string_equal(out, "a/b");
+	assert_int_equal(wsnap_policy_normalize("x", out, 0), -1);
+}
+
+static bool within(const char *p, const char *q)
+{
+	return wsnap_path_within(p, strlen(p), q, strlen(q));
+}
+
+static void test_policy_within_component_wise(void **state)
+{
+	assert_true(within("workspace", "workspace"));
+	assert_true(within("workspace/x", "workspace"));
+	assert_true(within("workspace/x/y", "workspace/x"));
+	assert_false(within("workspace2/x", "workspace"));
+	assert_false(within("workspace2", "workspace"));
+	assert_false(within("works", "workspace"));
+	assert_false(within("workspace", "workspace/x"));
+	assert_true(within("anything", ""));
+	assert_true(within("", ""));
+	assert_false(within("", "a"));
+	assert_false(within("a/bc", "a/b"));
+}
+
+static void test_policy_file_mode_table(void **state)
+{
+	/* the table of policy.md 7.6 */
+	assert_int_equal(wsnap_policy_file_mode(0755), 0755);
+	assert_int_equal(wsnap_policy_file_mode(0644), 0644);
+	assert_int_equal(wsnap_policy_file_mode(0444), 0644);
+	assert_int_equal(wsnap_policy_file_mode(0000), 0600);
+	assert_int_equal(wsnap_policy_file_mode(0777), 0755);
+	assert_int_equal(wsnap_policy_file_mode(0655), 0644);
+	assert_int_equal(wsnap_policy_file_mode(04755), 0755);
+	assert_int_equal(wsnap_policy_file_mode(02755), 0755);
+	assert_int_equal(wsnap_policy_file_mode(01755), 0755);
+	assert_int_equal(wsnap_policy_file_mode(0711), 0711);
+	assert_int_equal(wsnap_policy_file_mode(0100), 0700);
+	assert_int_equal(wsnap_policy_file_mode(0011), 0600);
+	assert_int_equal(wsnap_policy_file_mode(0170644), 0644);
+}
+
+static void test_policy_add_paths_normalized(void **state)
+{
+	struct wsnap_policy p;
+	struct wsnap_error err;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(wsnap_policy_add_skip(&p, "/a/b", &err), WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_skip(&p, "./a/", &err), WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_skip(&p, ".", &err), WSNAP_OK);
+	assert_int_equal(
+		wsnap_policy_add_reject_path(&p, "remote//nested/", &err),
+		WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_reject_symlink(&p, "./x/./y", &err),
+			 WSNAP_OK);
+	assert_int_equal(p.skip.count, 3);
+	assert_string_equal(p.skip.items[0], "a/b");
+	assert_string_equal(p.skip.items[1], "a");
+	assert_string_equal(p.skip.items[2], "");
+	assert_int_equal(p.reject_path.count, 1);
+	assert_string_equal(p.reject_path.items[0], "remote/nested");
+	assert_int_equal(p.reject_symlink.count, 1);
+	assert_string_equal(p.reject_symlink.items[0], "x/y");
+	wsnap_policy_release(&p);
+	assert_int_equal(p.skip.count, 0);
+	assert_null(p.skip.items);
+}
+
+static void test_policy_too_many_paths_is_usage(void **state)
+{
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	int i;
+
+	wsnap_policy_init(&p);
+	for (i = 0; i < WSNAP_POLICY_MAX_PATHS; i++)
+		assert_int_equal(wsnap_policy_add_reject_path(&p, "x", &err),
+				 WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_reject_path(&p, "x", &err),
+			 WSNAP_USAGE);
+	assert_int_equal(err.status, WSNAP_USAGE);
+	assert_int_equal(p.reject_path.count, WSNAP_POLICY_MAX_PATHS);
+	wsnap_policy_release(&p);
+}
+
+static void test_policy_root_name_one_component(void **state)
+{
+	struct wsnap_policy p;
+	struct wsnap_error err;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(wsnap_policy_set_root_name(&p, "./workspace/", &err),
+			 WSNAP_OK);
+	assert_string_equal(p.root_name, "workspace");
+	assert_int_equal(wsnap_policy_set_root_name(&p, "/ws", &err), WSNAP_OK);
+	assert_string_equal(p.root_name, "ws");
+	assert_int_equal(wsnap_policy_set_root_name(&p, "a/b", &err),
+			 WSNAP_USAGE);
+	assert_int_equal(wsnap_policy_set_root_name(&p, ".", &err),
+			 WSNAP_USAGE);
+	assert_int_equal(wsnap_policy_set_root_name(&p, "", &err), WSNAP_USAGE);
+	/* a failed set keeps the previous value */
+	assert_string_equal(p.root_name, "ws");
+	wsnap_policy_release(&p);
+	assert_null(p.root_name);
+}
+
+static void test_policy_strip_prefix(void **state)
+{
+	struct wsnap_policy p;
+	struct wsnap_error err;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(wsnap_policy_set_strip_prefix(&p, "/", &err),
+			 WSNAP_USAGE);
+	assert_int_equal(wsnap_policy_set_strip_prefix(&p, "./", &err),
+			 WSNAP_USAGE);
+	assert_null(p.strip_prefix);
+	assert_int_equal(
+		wsnap_policy_set_strip_prefix(&p, "./workspace/sub/", &err),
+		WSNAP_OK);
+	assert_string_equal(p.strip_prefix, "workspace/sub");
+	wsnap_policy_release(&p);
+	assert_null(p.strip_prefix);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_policy_init_defaults),
+		cmocka_unit_test(test_policy_normalize_cases),
+		cmocka_unit_test(test_policy_normalize_capacity),
+		cmocka_unit_test(test_policy_within_component_wise),
+		cmocka_unit_test(test_policy_file_mode_table),
+		cmocka_unit_test(test_policy_add_paths_normalized),
+		cmocka_unit_test(test_policy_too_many_paths_is_usage),
+		cmocka_unit_test(test_policy_root_name_one_component),
+		cmocka_unit_test(test_policy_strip_prefix),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
