@@ -28,52 +28,52 @@
 #define STRIP_READ_BUF	 (128u << 10)
 #define STRIP_ZEROS_SIZE (64u << 10)
 
+/* The next component of [*p, end) other than '' and '.'; false at the end. */
+static bool next_component(const char **p, const char *end, const char **c,
+			   size_t *cl)
+{
+	while (*p < end) {
+		const char *s = *p;
+
+		while (*p < end && **p != '/')
+			(*p)++;
+		*c = s;
+		*cl = (size_t)(*p - s);
+		if (*p < end)
+			(*p)++;
+		if (*cl > 0 && !(*cl == 1 && s[0] == '.'))
+			return true;
+	}
+	return false;
+}
+
 long wsnap_strip_name(const char *name, size_t len, const char *prefix,
 		      char *out, size_t cap)
 {
-	const char *p = name, *end = name + len, *q = prefix;
-	size_t n = 0;
+	const char *p = name, *end = name + len, *probe = name, *q = prefix;
+	const char *c;
+	size_t cl, n = 0;
 
-	if (cap == 0)
+	if (cap < 2)
 		return -2;
-	/* Consume the prefix, component by component. */
+	/* A root entry ('', '.', './', '/') becomes '.' too. */
+	if (!next_component(&probe, end, &c, &cl))
+		goto root;
+	/* Consume the prefix, component by component (never a string
+	 * prefix: 'workspace2/x' is not within 'workspace'). */
 	while (*q) {
 		const char *qe = strchr(q, '/');
 		size_t ql = qe ? (size_t)(qe - q) : strlen(q);
-		const char *c;
-		size_t cl;
 
-		for (;;) {
-			while (p < end && *p == '/')
-				p++;
-			c = p;
-			while (p < end && *p != '/')
-				p++;
-			cl = (size_t)(p - c);
-			if (cl == 0)
-				return -1; /* name ended inside the prefix */
-			if (!(cl == 1 && c[0] == '.'))
-				break;
-		}
-		if (cl != ql || memcmp(c, q, ql) != 0)
+		if (!next_component(&p, end, &c, &cl) || cl != ql ||
+		    memcmp(c, q, ql) != 0)
 			return -1;
 		q += ql;
 		if (*q == '/')
 			q++;
 	}
 	/* Join what is left. */
-	while (p < end) {
-		const char *c;
-		size_t cl;
-
-		while (p < end && *p == '/')
-			p++;
-		c = p;
-		while (p < end && *p != '/')
-			p++;
-		cl = (size_t)(p - c);
-		if (cl == 0 || (cl == 1 && c[0] == '.'))
-			continue;
+	while (next_component(&p, end, &c, &cl)) {
 		if (n + (n ? 1 : 0) + cl + 1 > cap)
 			return -2;
 		if (n)
@@ -81,13 +81,14 @@ long wsnap_strip_name(const char *name, size_t len, const char *prefix,
 		memcpy(out + n, c, cl);
 		n += cl;
 	}
-	if (n == 0) {
-		if (cap < 2)
-			return -2;
-		out[n++] = '.';
+	if (n > 0) {
+		out[n] = '\0';
+		return (long)n;
 	}
-	out[n] = '\0';
-	return (long)n;
+root:
+	out[0] = '.';
+	out[1] = '\0';
+	return 1;
 }
 
 /* ---- libarchive over descriptors ------------------------------------ */
@@ -218,10 +219,11 @@ static enum wsnap_status write_zeros(struct strip_copy *c, uint64_t len)
 	return WSNAP_OK;
 }
 
-static enum wsnap_status copy_file_data(struct strip_copy *c,
-					struct archive_entry *e)
+/* size: the logical size, taken before the writer saw the entry (for a
+ * sparse file it then sets the entry's size to the bytes it stores). */
+static enum wsnap_status copy_file_data(struct strip_copy *c, uint64_t size)
 {
-	uint64_t pos = 0, size = (uint64_t)archive_entry_size(e);
+	uint64_t pos = 0;
 	enum wsnap_status s;
 
 	for (;;) {
@@ -249,6 +251,8 @@ static enum wsnap_status copy_member(struct strip_copy *c,
 				     struct archive_entry *e)
 {
 	const char *name = archive_entry_pathname(e);
+	bool regular = archive_entry_filetype(e) == AE_IFREG;
+	uint64_t size;
 	long n;
 
 	if (!name)
@@ -266,13 +270,13 @@ static enum wsnap_status copy_member(struct strip_copy *c,
 	/* The entry keeps every other attribute; the writer derives its
 	 * extended header (and 'path' when needed) from this new name. */
 	archive_entry_copy_pathname(e, c->name);
-	if (archive_entry_filetype(e) != AE_IFREG)
+	if (!regular || archive_entry_size(e) < 0)
 		archive_entry_set_size(e, 0);
+	size = (uint64_t)archive_entry_size(e);
 	if (archive_write_header(c->aw, e) < ARCHIVE_WARN)
 		return write_failed(c);
-	if (archive_entry_filetype(e) == AE_IFREG &&
-	    archive_entry_size(e) > 0) {
-		enum wsnap_status s = copy_file_data(c, e);
+	if (regular && size > 0) {
+		enum wsnap_status s = copy_file_data(c, size);
 
 		if (s != WSNAP_OK)
 			return s;
