@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "escape.h"
 #include "export.h"
+#include "json.h"
 #include "opts.h"
 
 enum {
@@ -82,38 +82,31 @@ static void show_progress(void *ctx, const struct wsnap_export_progress *p)
 
 static void print_json(const char *dest, const struct wsnap_export_stats *st)
 {
-	size_t len = strlen(dest);
-	char *esc = malloc(WSNAP_ESCAPE_CAP(len));
+	struct wsnap_json j;
 
-	if (!esc) {
-		fputs("{\"ok\":true}\n", stdout);
-		return;
-	}
-	wsnap_escape_json(esc, dest, len);
-	printf("{\"ok\":true,\"dest\":%s,\"created\":%s,\"members\":%" PRIu64
-	       ",\"dirs\":%" PRIu64 ",\"dirs_kept\":%" PRIu64
-	       ",\"files\":%" PRIu64 ",\"symlinks\":%" PRIu64
-	       ",\"replaced\":%" PRIu64 ",\"bytes\":%" PRIu64 "}\n",
-	       esc, st->created ? "true" : "false", st->members, st->dirs,
-	       st->dirs_kept, st->files, st->symlinks, st->replaced, st->bytes);
-	free(esc);
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "dest", dest);
+	wsnap_json_bool(&j, "created", st->created);
+	wsnap_json_u64(&j, "members", st->members);
+	wsnap_json_u64(&j, "dirs", st->dirs);
+	wsnap_json_u64(&j, "dirs_kept", st->dirs_kept);
+	wsnap_json_u64(&j, "files", st->files);
+	wsnap_json_u64(&j, "symlinks", st->symlinks);
+	wsnap_json_u64(&j, "replaced", st->replaced);
+	wsnap_json_u64(&j, "bytes", st->bytes);
+	wsnap_json_end(&j);
 }
 
 static void print_summary(const char *dest, const struct wsnap_export_stats *st)
 {
-	size_t len = strlen(dest);
-	char *esc = malloc(WSNAP_ESCAPE_CAP(len));
-
-	if (esc)
-		wsnap_escape_repr(esc, dest, len);
-	printf("exported %" PRIu64 " members to %s%s: %" PRIu64
-	       " directories created, %" PRIu64 " kept, %" PRIu64
-	       " files (%" PRIu64 " bytes), %" PRIu64 " symlinks, %" PRIu64
-	       " entries replaced\n",
-	       st->members, esc ? esc : "DEST", st->created ? " (new)" : "",
-	       st->dirs, st->dirs_kept, st->files, st->bytes, st->symlinks,
-	       st->replaced);
-	free(esc);
+	printf("exported %" PRIu64 " members to ", st->members);
+	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, dest, strlen(dest));
+	printf("%s: %" PRIu64 " directories created, %" PRIu64
+	       " kept, %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64
+	       " symlinks, %" PRIu64 " entries replaced\n",
+	       st->created ? " (new)" : "", st->dirs, st->dirs_kept,
+	       st->files, st->bytes, st->symlinks, st->replaced);
 }
 
 int wsnap_cmd_export(int argc, char **argv)
@@ -203,6 +196,11 @@ int wsnap_cmd_export(int argc, char **argv)
 	else if (verbose)
 		print_summary(argv[optind + 1], &st);
 	rc = 0;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		wsnap_error_io(&err, errno ? errno : EIO, "standard output",
+			       "cannot write");
+		rc = wsnap_report(&err, false);
+	}
 out:
 	wsnap_index_free(idx);
 	wsnap_policy_release(&policy);
