@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "opts.h"
 
 struct command {
 	const char *name;
@@ -50,10 +51,20 @@ static const struct command *find(const char *name)
 	return NULL;
 }
 
+static int unknown(const char *name)
+{
+	fprintf(stderr, "wsnap: unknown command '%s' (see 'wsnap --help')\n",
+		name);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
+	/* one write per message line, whatever the pieces it is made of */
+	static char errbuf[1 << 16];
 	const struct command *cmd;
 
+	setvbuf(stderr, errbuf, _IOLBF, sizeof(errbuf));
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
@@ -74,19 +85,20 @@ int main(int argc, char **argv)
 			return 0;
 		}
 		cmd = find(argv[2]);
-		if (!cmd) {
-			fprintf(stderr, "wsnap: unknown command '%s'\n",
-				argv[2]);
-			return 2;
-		}
+		if (!cmd)
+			return unknown(argv[2]);
+		wsnap_opts_set_command(cmd->name);
 		return cmd->run(2, help_argv);
 	}
 	cmd = find(argv[1]);
 	if (!cmd) {
-		fprintf(stderr,
-			"wsnap: unknown command '%s' (try 'wsnap --help')\n",
-			argv[1]);
-		return 2;
+		if (argv[1][0] == '-')
+			return wsnap_usage_error(NULL,
+						 "option '%s' needs a "
+						 "COMMAND before it",
+						 argv[1]);
+		return unknown(argv[1]);
 	}
+	wsnap_opts_set_command(cmd->name);
 	return cmd->run(argc - 1, argv + 1);
 }

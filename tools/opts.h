@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <getopt.h>
+#include <stdio.h>
 
 #include "error.h"
 #include "index.h"
@@ -76,9 +77,51 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg);
  */
 int wsnap_report(const struct wsnap_error *err, bool json);
 
-/* Prints 'wsnap: <cmd>: <msg>' and a hint to --help; returns 2. */
+/* Prints 'wsnap: <cmd>: <msg> (see 'wsnap <cmd> --help')' as one line;
+ * returns 2. */
 int wsnap_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/*
+ * For getopt_long run with opterr = 0 and an optstring starting with ':':
+ * reports the '?' (unknown option) or ':' (missing argument) it returned as
+ * a usage error naming the option; returns 2.
+ */
+int wsnap_opts_bad_option(const char *cmd, int c, char *const argv[]);
+
+/*
+ * The command line of a subcommand of the form
+ *	wsnap CMD [POLICY] [--json] [-v] OPERAND...
+ * (check, ls): wsnap_opts_parse_simple() fills it.
+ */
+struct wsnap_cmdline {
+	struct wsnap_policy policy; /* initialized by the parser; the caller
+				       releases it in every case */
+	bool json;
+	bool verbose;
+	char **operands; /* into argv */
+	int noperands;
+};
+
+enum wsnap_cmdline_flags {
+	WSNAP_CMDLINE_VERBOSE = 1 << 0, /* accepts -v, --verbose */
+};
+
+/*
+ * Parses argv (argv[0] is the subcommand name) with the policy options,
+ * --json, -h/--help (calls help()) and, with WSNAP_CMDLINE_VERBOSE, -v.
+ * operand_names names the operands expected, space-separated ("ARCHIVE"),
+ * for the message when some are missing. Returns -1 when the command should
+ * run, else the exit code to return at once: 0 after --help, 2 after a
+ * usage error (already reported).
+ */
+int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
+			    unsigned flags, const char *operand_names,
+			    void (*help)(void));
+
+/* Names the running subcommand in messages of wsnap_opts_policy (main.c
+ * sets it before dispatching). */
+void wsnap_opts_set_command(const char *name);
 
 /* Opens ARCHIVE for reading ("-" is standard input): returns an fd or -1
  * with err set (WSNAP_IO). */
@@ -94,5 +137,12 @@ enum wsnap_status wsnap_load_index(const char *path,
 				   const struct wsnap_policy *policy,
 				   bool keep_data, struct wsnap_index **out,
 				   struct wsnap_error *err);
+
+/*
+ * Flushes f and reports a write error on it ("cannot write 'standard
+ * output'") as wsnap_report would. Returns 0, or 4 (WSNAP_IO) on error.
+ * An EPIPE (reader went away, as with 'wsnap ls x | head') is an error too.
+ */
+int wsnap_out_finish(FILE *f, const char *what);
 
 #endif

@@ -1,0 +1,943 @@
+#!/usr/bin/env bash
+# wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
+# archivemount, side by side in one run, on synthetic snapshots.
+#
+#   bench/run.sh [--quick] [--sections 2,3,4,5,7] [--out FILE.md]
+#                [--workdir DIR] [--keep] [--reps N] [--timeout S]
+#                [--wsnap PATH]
+#
+# One section per issue (2 check/list, 3 mount, 4 export, 5 diff/pack,
+# 7 hydrate); each prints Markdown tables: one row per tool with wall time,
+# peak memory, the ratio to the wsnap row of the same table, and the issue's
+# target next to it. A wsnap subcommand that is missing or fails gives
+# 'n/a (reason)' in its row; the run goes on. Every mount the script makes is
+# taken down on exit (also on failure or Ctrl-C). Generated data lives in
+# --workdir (default /tmp/wsnap-bench) and is reused by the next run when it
+# is still there; it is removed at the end unless --keep.
+#
+# Needs: GNU tar, bsdtar, python3, /usr/bin/time, and for the mount rows
+# /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh).
+set -uo pipefail
+
+BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC_DIR=$(dirname "$BENCH_DIR")
+
+QUICK=0
+SECTIONS=2,3,4,5,7
+OUT=
+WORK=/tmp/wsnap-bench
+KEEP=0
+REPS=
+TIMEOUT=
+WSNAP=${WSNAP_BIN:-}
+
+usage() {
+	sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--quick) QUICK=1 ;;
+	--sections) SECTIONS=${2:?--sections needs a list}; shift ;;
+	--sections=*) SECTIONS=${1#*=} ;;
+	--out) OUT=${2:?--out needs a file}; shift ;;
+	--out=*) OUT=${1#*=} ;;
+	--workdir) WORK=${2:?--workdir needs a directory}; shift ;;
+	--workdir=*) WORK=${1#*=} ;;
+	--keep) KEEP=1 ;;
+	--reps) REPS=${2:?}; shift ;;
+	--timeout) TIMEOUT=${2:?}; shift ;;
+	--wsnap) WSNAP=${2:?}; shift ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "run.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+for s in ${SECTIONS//,/ }; do
+	case $s in
+	2 | 3 | 4 | 5 | 7) ;;
+	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7)" >&2; exit 2 ;;
+	esac
+done
+want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
+
+# Sizes. Full: the issues' data sets. Quick: a smoke test of the machinery.
+if [ "$QUICK" = 1 ]; then
+	DIRS=10 FILES=100 MAXSIZE=1024 VENV_PKGS=4 BIG_MIB=16 OFF_MIB=12
+	LEN_MIB=2 CHANGES=10
+	: "${REPS:=1}" "${TIMEOUT:=10}"
+else
+	DIRS=100 FILES=1000 MAXSIZE=1024 VENV_PKGS=60 BIG_MIB=1024 OFF_MIB=1000
+	LEN_MIB=10 CHANGES=100
+	: "${REPS:=3}" "${TIMEOUT:=120}"
+fi
+NFILES=$((DIRS * FILES))
+MIDDIR=$(printf 'd%03d' $((DIRS / 2)))
+LONG=20 # a measure that took longer than this (s) is not repeated
+
+case $WORK in
+/*) ;;
+*) WORK=$PWD/$WORK ;;
+esac
+case $WORK in
+*[[:space:]]* | *\'* | *\"* | *\\*)
+	echo "run.sh: --workdir must not contain blanks or quotes" >&2; exit 2 ;;
+esac
+mkdir -p "$WORK" || exit 4
+WORK=$(cd "$WORK" && pwd -P)
+if [ "$QUICK" = 1 ]; then DATA=$WORK/data-quick; else DATA=$WORK/data; fi
+RUN=$WORK/run.$$
+mkdir -p "$DATA" "$RUN" || exit 4
+
+PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null) || {
+	echo "run.sh: python3 is required" >&2
+	exit 4
+}
+MEASURE=("$PY" "$BENCH_DIR/measure.py")
+
+if [ -z "$WSNAP" ]; then
+	for c in "$SRC_DIR/build/tools/wsnap" "$SRC_DIR/build/wsnap"; do
+		[ -x "$c" ] && WSNAP=$c && break
+	done
+	[ -n "$WSNAP" ] || WSNAP=$(command -v wsnap || echo wsnap)
+fi
+case $WSNAP in
+/*) ;;
+*/*) WSNAP=$PWD/$WSNAP ;;
+esac
+
+if [ -c /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	FUSE_WHY=
+else
+	FUSE_WHY="no FUSE here (/dev/fuse or fusermount3 missing)"
+fi
+
+# ---------------------------------------------------------------- output
+
+if [ -n "$OUT" ]; then
+	: >"$OUT" || exit 4
+fi
+out() {
+	printf '%s\n' "$*"
+	[ -z "$OUT" ] || printf '%s\n' "$*" >>"$OUT"
+}
+log() { printf '  .. [%3d s] %s\n' "$SECONDS" "$*" >&2; }
+
+# ------------------------------------------------------- mounts, cleanup
+
+MOUNTS=()     # mountpoints made with wsnap mount or archivemount
+WORKSPACES=() # workspaces made with wsnap hydrate
+
+is_mounted() {
+	awk -v p="$1" '$5 == p { f = 1 } END { exit !f }' /proc/self/mountinfo
+}
+
+# Waits (at most 10 s) for the processes in "$@" to exit (a zombie has: its
+# reaper is not us).
+wait_gone() {
+	local i pid alive st
+	for i in $(seq 200); do
+		alive=0
+		for pid in "$@"; do
+			st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$pid/stat" 2>/dev/null)
+			[ -n "$st" ] && [ "$st" != Z ] && alive=1
+		done
+		[ $alive = 0 ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+# Unmounts one FUSE mount and waits for its daemon to exit.
+unmount_fuse() {
+	local mnt=$1 d pids
+	is_mounted "$mnt" || return 0
+	d=$("${MEASURE[@]}" --daemons "$mnt")
+	fusermount3 -u "$mnt" 2>/dev/null || fusermount -u "$mnt" 2>/dev/null ||
+		umount "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+	if [ "$d" != none ]; then
+		read -r -a pids <<<"$d"
+		unset 'pids[-1]'
+		wait_gone "${pids[@]}"
+	fi
+}
+
+unmount_workspace() {
+	local ws=$1
+	is_mounted "$ws" && "$WSNAP" unmount "$ws" >/dev/null 2>&1
+	is_mounted "$ws" && umount "$ws" 2>/dev/null
+	sweep_mounts "$(dirname "$ws")"
+}
+
+# Takes down whatever is still mounted under $1 (deepest first): what a
+# failed hydrate or a crashed daemon may leave behind in our own tree.
+sweep_mounts() {
+	local m
+	awk -v p="$1/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo |
+		sort -r | while read -r m; do
+		fusermount3 -u "$m" 2>/dev/null || umount "$m" 2>/dev/null ||
+			umount -l "$m" 2>/dev/null
+	done
+}
+
+cleanup() {
+	local m
+	trap - EXIT INT TERM
+	for m in "${WORKSPACES[@]}"; do unmount_workspace "$m"; done
+	for m in "${MOUNTS[@]}"; do unmount_fuse "$m"; done
+	sweep_mounts "$WORK"
+	rm -rf --one-file-system "$RUN"
+	if [ "$KEEP" = 0 ]; then
+		rm -rf --one-file-system "$DATA"
+		rmdir "$WORK" 2>/dev/null
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+sweep_mounts "$WORK" # a previous run that was killed hard
+
+# ---------------------------------------------------------------- results
+#
+# Each measure has a key. A_ST: ok | over | na; A_WALL: best wall time (s);
+# A_PEAK: largest peak (MiB); A_RUNS: runs so far; A_WHY: the n/a reason or
+# the bound; A_DONE: no more runs (over, failed, or long).
+
+declare -A A_ST A_WALL A_PEAK A_RUNS A_WHY A_DONE A_NOTE
+
+agg_active() { [ -z "${A_DONE[$1]:-}" ]; }
+agg_ok() { # KEY WALL [PEAK_MIB]
+	local k=$1
+	[ "${A_ST[$k]:-ok}" = ok ] || return 0
+	A_ST[$k]=ok
+	A_RUNS[$k]=$((${A_RUNS[$k]:-0} + 1))
+	A_WALL[$k]=$(awk -v a="${A_WALL[$k]:-}" -v b="$2" \
+		'BEGIN { print (a == "" || b + 0 < a + 0) ? b : a }')
+	[ -z "${3:-}" ] || agg_peak "$k" "$3"
+	awk -v w="$2" -v l=$LONG 'BEGIN { exit !(w > l) }' && A_DONE[$k]=1
+	return 0
+}
+agg_peak() { # KEY MIB
+	A_PEAK[$1]=$(awk -v a="${A_PEAK[$1]:-}" -v b="$2" \
+		'BEGIN { print (a == "" || b + 0 > a + 0) ? b : a }')
+}
+agg_over() { A_ST[$1]=over A_WHY[$1]=$2 A_DONE[$1]=1; }
+agg_na() { A_ST[$1]=na A_WHY[$1]=$2 A_DONE[$1]=1; }
+agg_note() { A_NOTE[$1]=$2; }
+
+# run1 KEY [--ok CODES] [--stdout FILE] [--no-peak] -- CMD...: one timed run.
+# Returns 0 when the command succeeded (and records it), 1 otherwise.
+run1() {
+	local key=$1 ok=0 stdout=/dev/null peak=1 r st wall rss rc
+	shift
+	while [ "$1" != -- ]; do
+		case $1 in
+		--ok) ok=$2; shift ;;
+		--stdout) stdout=$2; shift ;;
+		--no-peak) peak=0 ;;
+		esac
+		shift
+	done
+	shift
+	r=$("${MEASURE[@]}" --timeout "$TIMEOUT" --ok "$ok" --stdout "$stdout" \
+		-- "$@")
+	read -r st wall rss rc <<<"$r"
+	case $st in
+	ok)
+		if [ $peak = 1 ]; then
+			agg_ok "$key" "$wall" "$(awk -v k="$rss" 'BEGIN { printf "%.1f", k / 1024 }')"
+		else
+			agg_ok "$key" "$wall"
+		fi
+		return 0 ;;
+	over) agg_over "$key" "$wall" ;;
+	*) agg_na "$key" "$(na_reason "$1" "${r#fail }")" ;;
+	esac
+	return 1
+}
+
+# Turns "RC MESSAGE" into the n/a text of a row.
+na_reason() {
+	local cmd=$1 rc=${2%% *} msg=${2#* }
+	if [ "$rc" = 127 ] || [[ $msg == *"cannot run"* ]]; then
+		echo "$(basename "$cmd") not found"
+	elif [ "$rc" -lt 0 ] 2>/dev/null; then
+		echo "killed by signal ${rc#-}"
+	else
+		echo "exit $rc: $msg"
+	fi
+}
+
+# Specs: a group of measures run round-robin, REPS rounds, so that load from
+# other users of the machine falls on every tool alike.
+#   spec KEY [--setup FN] [--teardown FN] [--verify FN] [--ok C]
+#        [--stdout F] -- CMD...
+# FN are shell functions called around each run (not timed). A --verify FN
+# prints nothing when the run's result is right, else what is wrong, and the
+# row becomes n/a.
+S_KEY=() S_OPT=() S_CMD=()
+spec() {
+	local key=$1 opts=() a cmd=
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	for a in "$@"; do cmd+=" $(printf '%q' "$a")"; done
+	S_KEY+=("$key") S_OPT+=("${opts[*]}") S_CMD+=("$cmd")
+}
+run_specs() {
+	local r i key setup teardown verify ok stdout why
+	for r in $(seq "$REPS"); do
+		for i in "${!S_KEY[@]}"; do
+			key=${S_KEY[$i]}
+			agg_active "$key" || continue
+			setup="" teardown="" verify="" ok=0 stdout=/dev/null
+			set -- ${S_OPT[$i]}
+			while [ $# -gt 0 ]; do
+				case $1 in
+				--setup) setup=$2 ;;
+				--teardown) teardown=$2 ;;
+				--verify) verify=$2 ;;
+				--ok) ok=$2 ;;
+				--stdout) stdout=$2 ;;
+				esac
+				shift 2
+			done
+			[ -z "$setup" ] || $setup
+			eval "set -- ${S_CMD[$i]}"
+			log "$key (run $r/$REPS)"
+			if run1 "$key" --ok "$ok" --stdout "$stdout" -- "$@" &&
+				[ -n "$verify" ]; then
+				why=$($verify)
+				[ -z "$why" ] || agg_na "$key" "wrong result: $why"
+			fi
+			[ -z "$teardown" ] || $teardown
+		done
+	done
+	S_KEY=() S_OPT=() S_CMD=()
+}
+
+# ----------------------------------------------------------------- tables
+#
+# tbl_begin TITLE; tbl_row KEY LABEL [TARGET]...; tbl_end [NOTE...]
+# The first row is the reference (the wsnap row); ratio = row wall / its wall.
+# TARGET is KIND:THRESHOLD:TEXT with KIND one of
+#   ratio_ge  the row's ratio must be >= THRESHOLD (peer at least x slower)
+#   wall_lt   the row's wall time must be < THRESHOLD seconds
+#   peak_lt   the row's peak must be < THRESHOLD MiB
+
+T_TITLE="" T_ROWS=()
+tbl_begin() { T_TITLE=$1 T_ROWS=(); }
+tbl_row() { T_ROWS+=("$1"$'\t'"$2"$'\t'"${3:-}"); }
+tbl_end() {
+	local ref row key label target st wall peak runs why note refst refwall
+	out ""
+	out "### $T_TITLE"
+	out ""
+	out "| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |"
+	out "| --- | ---: | ---: | ---: | --- | --- | ---: |"
+	ref=${T_ROWS[0]%%$'\t'*}
+	refst=${A_ST[$ref]:-na} refwall=${A_WALL[$ref]:-}
+	for row in "${T_ROWS[@]}"; do
+		IFS=$'\t' read -r key label target <<<"$row"
+		st=${A_ST[$key]:-na} wall=${A_WALL[$key]:-} peak=${A_PEAK[$key]:-}
+		runs=${A_RUNS[$key]:-0} why=${A_WHY[$key]:-not measured}
+		note=${A_NOTE[$key]:-}
+		out "$(awk -v label="$label" -v st="$st" -v wall="$wall" \
+			-v peak="$peak" -v runs="$runs" -v why="$why" \
+			-v refst="$refst" -v refwall="$refwall" -v target="$target" \
+			-v note="$note" -f "$BENCH_DIR/row.awk")"
+	done
+	for note in "$@"; do
+		out ""
+		out "$note"
+	done
+}
+
+# ------------------------------------------------------------- the data
+
+# ensure NAME PARAMS BUILD-FUNCTION: builds $DATA/NAME unless a stamp with
+# the same parameters says it is there already.
+ensure() {
+	local name=$1 params=$2 fn=$3 t0
+	if [ "$(cat "$DATA/.$name.ok" 2>/dev/null)" = "$params" ]; then
+		log "reusing $name from $DATA"
+		return 0
+	fi
+	rm -f "$DATA/.$name.ok"
+	log "generating $name ($params)"
+	t0=$SECONDS
+	$fn || { echo "run.sh: generating $name failed" >&2; exit 4; }
+	echo "$params" >"$DATA/.$name.ok"
+	log "$name ready in $((SECONDS - t0)) s"
+}
+
+mktar() { # DIR OUT: GNU format, sorted, ownership zeroed
+	tar -C "$1" --sort=name --owner=0 --group=0 --numeric-owner -cf "$2" .
+}
+
+build_small() {
+	rm -rf "$DATA/small-a" "$DATA/small-b" "$DATA"/small-[ab].tar
+	"$PY" "$BENCH_DIR/gen.py" small "$DATA/small-a" --dirs $DIRS \
+		--files $FILES --max-size $MAXSIZE &&
+		cp -a "$DATA/small-a" "$DATA/small-b" &&
+		"$PY" "$BENCH_DIR/gen.py" modify "$DATA/small-b" --dirs $DIRS \
+			--files $FILES --count $CHANGES >"$DATA/changed.txt" &&
+		mktar "$DATA/small-a" "$DATA/small-a.tar" &&
+		mktar "$DATA/small-b" "$DATA/small-b.tar"
+}
+build_venv() {
+	rm -rf "$DATA/venv" "$DATA/venv.tar"
+	"$PY" "$BENCH_DIR/gen.py" venv "$DATA/venv" --packages $VENV_PKGS &&
+		mktar "$DATA/venv" "$DATA/venv.tar"
+}
+build_big() {
+	rm -rf "$DATA/big" "$DATA/big.tar"
+	mkdir -p "$DATA/big" &&
+		"$PY" "$BENCH_DIR/gen.py" big "$DATA/big/big.bin" --mib $BIG_MIB &&
+		mktar "$DATA/big" "$DATA/big.tar"
+}
+build_gz() {
+	rm -rf "$DATA/extra" "$DATA/big.tar.gz"
+	mkdir -p "$DATA/extra" &&
+		head -c 4096 "$BENCH_DIR/gen.py" >"$DATA/extra/last.txt" &&
+		touch -d @1767225600 "$DATA/extra/last.txt" "$DATA/extra" &&
+		tar --owner=0 --group=0 --numeric-owner -cf - -C "$DATA/big" big.bin \
+			-C "$DATA/extra" last.txt | gzip >"$DATA/big.tar.gz.tmp" &&
+		mv "$DATA/big.tar.gz.tmp" "$DATA/big.tar.gz"
+}
+SMALL_P="v1 dirs=$DIRS files=$FILES max=$MAXSIZE changes=$CHANGES"
+ensure_small() { ensure small "$SMALL_P" build_small; }
+ensure_venv() { ensure venv "v1 packages=$VENV_PKGS" build_venv; }
+ensure_big() { ensure big "v1 mib=$BIG_MIB" build_big; }
+ensure_gz() { ensure_big && ensure gz "v1 mib=$BIG_MIB" build_gz; }
+
+warm() { # reads files or trees once so that the page cache holds them
+	local p
+	for p in "$@"; do
+		if [ -d "$p" ]; then
+			find "$p" -type f -print0 | xargs -0 cat >/dev/null
+		else
+			cat "$p" >/dev/null
+		fi
+	done
+}
+
+mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f MiB", b / 1048576 }'; }
+
+# ------------------------------------------------------ shared measures
+
+DEST=$RUN/dest
+rm_dest() { rm -rf --one-file-system "$DEST"; sync; }
+no_dest() { rm -rf --one-file-system "$DEST"; }
+new_dest() { no_dest; mkdir -p "$DEST"; }
+verify_small_export() {
+	local n
+	n=$(find "$DEST" -type f | wc -l)
+	[ "$n" = "$NFILES" ] || echo "$n files exported, expected $NFILES"
+}
+verify_big_export() {
+	local n
+	n=$(stat -c %s "$DEST/big.bin" 2>/dev/null || echo missing)
+	[ "$n" = $((BIG_MIB << 20)) ] || echo "big.bin is $n bytes"
+}
+
+# export_spec KEY TOOL ARCHIVE VERIFY: one of wsnap export, tar -x,
+# bsdtar -x, tarfile.extractall(filter="data"), into a fresh directory.
+export_spec() {
+	local k=$1 a=$3 v=$4
+	case $2 in
+	wsnap) spec "$k" --setup no_dest --teardown rm_dest --verify "$v" -- \
+		"$WSNAP" export "$a" "$DEST" ;;
+	tar) spec "$k" --setup new_dest --teardown rm_dest --verify "$v" -- \
+		tar -xf "$a" -C "$DEST" ;;
+	bsdtar) spec "$k" --setup new_dest --teardown rm_dest --verify "$v" -- \
+		bsdtar -xf "$a" -C "$DEST" ;;
+	py) spec "$k" --setup no_dest --teardown rm_dest --verify "$v" -- \
+		"$PY" "$BENCH_DIR/pytar.py" extract "$a" "$DEST" ;;
+	esac
+}
+export_specs() { # PREFIX ARCHIVE VERIFY TOOL...
+	local k=$1 a=$2 v=$3 t
+	shift 3
+	for t in "$@"; do export_spec "$k.$t" "$t" "$a" "$v"; done
+}
+
+# mount_cmd TOOL ARCHIVE MNT: the argv that mounts ARCHIVE at MNT.
+mount_cmd() {
+	case $1 in
+	wsnap) MCMD=("$WSNAP" mount "$2" "$3") ;;
+	archivemount) MCMD=(archivemount -o readonly "$2" "$3") ;;
+	esac
+}
+
+tool_missing() { # TOOL: prints why it cannot run, or nothing
+	case $1 in
+	wsnap) [ -x "$WSNAP" ] || echo "wsnap not built ($WSNAP)" ;;
+	archivemount)
+		command -v archivemount >/dev/null ||
+			echo "archivemount not installed (WSNAP_BENCH_DEPS=1 scripts/deps.sh)" ;;
+	*) command -v "$1" >/dev/null || echo "$1 not installed" ;;
+	esac
+}
+
+# daemon_peak PATH: the summed VmHWM (MiB) of the daemons serving PATH, or "".
+daemon_peak() {
+	local d
+	d=$("${MEASURE[@]}" --daemons "$1")
+	[ "$d" = none ] && return 0
+	awk -v k="${d##* }" 'BEGIN { printf "%.1f", k / 1024 }'
+}
+
+# mount_timed KEY TOOL ARCHIVE MNT: times mount + first successful ls of the
+# root (ls must list ENTRIES names). Returns 0 when MNT is mounted.
+mount_timed() {
+	local key=$1 tool=$2 a=$3 mnt=$4 entries=$5 n
+	mkdir -p "$mnt"
+	mount_cmd "$tool" "$a" "$mnt"
+	MOUNTS+=("$mnt")
+	# shellcheck disable=SC2016
+	run1 "$key" --no-peak --stdout "$RUN/ls.out" -- \
+		bash -c '"$@" && exec ls -- "${!#}"' bash "${MCMD[@]}"
+	if ! is_mounted "$mnt"; then
+		[ "${A_ST[$key]:-}" != ok ] || agg_na "$key" "mount returned 0 but nothing is mounted"
+		return 1
+	fi
+	n=$(wc -l <"$RUN/ls.out")
+	if [ "$n" != "$entries" ]; then
+		agg_na "$key" "wrong result: ls listed $n names, expected $entries"
+	fi
+	return 0
+}
+
+# ---------------------------------------------------------- issue 2
+
+sec2() {
+	local ds a opts p k
+	out ""
+	out "## Issue 2: validate and list (wsnap check vs tar -tf, bsdtar -tf, Python tarfile)"
+	out ""
+	out "Page cache warm (each archive read once before timing); listings go to /dev/null."
+	ensure_small && ensure_venv && ensure_big
+	for ds in small venv big; do
+		opts=()
+		case $ds in
+		small) a=$DATA/small-a.tar ;;
+		venv) a=$DATA/venv.tar opts=(--allow-external-symlinks) ;;
+		big) a=$DATA/big.tar ;;
+		esac
+		warm "$a"
+		k=c2.$ds
+		spec "$k.wsnap" -- "$WSNAP" check "${opts[@]}" "$a"
+		spec "$k.tar" -- tar -tf "$a"
+		spec "$k.bsdtar" -- bsdtar -tf "$a"
+		spec "$k.py" -- "$PY" "$BENCH_DIR/pytar.py" list "$a"
+		run_specs
+		case $ds in
+		small)
+			tbl_begin "2a. $NFILES small files in $DIRS directories ($(mib "$a") uncompressed .tar)"
+			tbl_row "$k.wsnap" "wsnap check"
+			tbl_row "$k.tar" "GNU tar -tf" "ratio_ge:0.8:wsnap <= 1.25x GNU tar"
+			tbl_row "$k.bsdtar" "bsdtar -tf"
+			tbl_row "$k.py" "Python tarfile (all members)" "ratio_ge:15:wsnap >= 15x faster"
+			tbl_end ;;
+		venv)
+			tbl_begin "2b. venv-like tree, $(tar -tf "$a" | wc -l) members with symlinks ($(mib "$a") .tar)"
+			tbl_row "$k.wsnap" "wsnap check --allow-external-symlinks"
+			tbl_row "$k.tar" "GNU tar -tf"
+			tbl_row "$k.bsdtar" "bsdtar -tf"
+			tbl_row "$k.py" "Python tarfile (all members)"
+			tbl_end "(\`bin/python3 -> /usr/bin/python3\` leaves the snapshot, so wsnap needs --allow-external-symlinks, as a venv does.)" ;;
+		big)
+			tbl_begin "2c. one ${BIG_MIB} MiB file ($(mib "$a") .tar)"
+			tbl_row "$k.wsnap" "wsnap check" "wall_lt:0.05:under 50 ms"
+			tbl_row "$k.tar" "GNU tar -tf"
+			tbl_row "$k.bsdtar" "bsdtar -tf"
+			tbl_row "$k.py" "Python tarfile (all members)"
+			tbl_end ;;
+		esac
+	done
+}
+
+# ---------------------------------------------------------- issue 3
+
+# mount_series TOOL ROUND ARCHIVE ENTRIES MOUNT-KEY STEP...
+# One round: mounts ARCHIVE afresh with TOOL (timed until ls of the root
+# lists ENTRIES names: MOUNT-KEY.TOOL), then runs each STEP, KEY=FUNCTION,
+# as "FUNCTION KEY.TOOL MNT" (one timed measure), reads the daemon's VmHWM
+# after each into that step's peak, and unmounts.
+declare -A STEP_RAN
+mount_series() {
+	local tool=$1 r=$2 a=$3 entries=$4 mkey=$5.$1 mnt why s key active=0 p
+	shift 5
+	mnt=$RUN/$mkey-$r
+	why=$(tool_missing "$tool")$FUSE_WHY
+	if [ -n "$why" ]; then
+		agg_na "$mkey" "$why"
+		for s; do agg_na "${s%%=*}.$tool" "$why"; done
+		return
+	fi
+	for s; do agg_active "${s%%=*}.$tool" && active=1; done
+	agg_active "$mkey" || [ $active = 1 ] || return
+	log "$mkey on $(basename "$a") (round $r/$REPS)"
+	STEP_RAN=()
+	if ! mount_timed "$mkey" "$tool" "$a" "$mnt" "$entries"; then
+		for s; do
+			key=${s%%=*}.$tool
+			agg_active "$key" && agg_na "$key" "not mounted: ${A_WHY[$mkey]:-}"
+		done
+		unmount_fuse "$mnt"
+		return
+	fi
+	p=$(daemon_peak "$mnt")
+	[ -z "$p" ] || agg_peak "$mkey" "$p"
+	for s; do
+		key=${s%%=*}.$tool
+		agg_active "$key" || continue
+		"${s#*=}" "$key" "$mnt"
+		STEP_RAN[$key]=1
+		p=$(daemon_peak "$mnt")
+		[ -z "$p" ] || agg_peak "$key" "$p"
+	done
+	unmount_fuse "$mnt"
+}
+
+# The steps (KEY MNT).
+# shellcheck disable=SC2016
+step_find() {
+	local n want=$((NFILES + DIRS + 1))
+	run1 "$1" --no-peak --stdout "$RUN/find.out" -- \
+		bash -c 'find "$1" | wc -l' bash "$2" || return
+	n=$(cat "$RUN/find.out")
+	[ "$n" = $want ] || agg_na "$1" "wrong result: find counted $n, expected $want"
+}
+# shellcheck disable=SC2016
+step_dir() {
+	run1 "$1" --no-peak -- bash -c 'cat -- "$1"/* >/dev/null' bash "$2/$MIDDIR"
+}
+# shellcheck disable=SC2016
+step_all() {
+	local tool=${1##*.}
+	if [ "${A_ST[m3.dir.$tool]:-}" = over ]; then
+		agg_over "$1" "$TIMEOUT"
+		agg_note "$1" "not run: $FILES files already took over $TIMEOUT s"
+		return
+	fi
+	run1 "$1" --no-peak -- \
+		bash -c 'find "$1" -type f -print0 | xargs -0 cat >/dev/null' bash "$2"
+}
+step_cat1() { run1 "$1" --no-peak -- cat "$2/big.bin"; }
+step_cat2() {
+	# The second cat of a mount: make sure there was a first one.
+	[ -n "${STEP_RAN[m3.cat1.${1##*.}]:-}" ] || cat "$2/big.bin" >/dev/null
+	run1 "$1" --no-peak -- cat "$2/big.bin"
+}
+step_gzlast() { run1 "$1" --no-peak -- cat "$2/last.txt"; }
+step_gzoff() {
+	run1 "$1" --no-peak -- dd if="$2/big.bin" of=/dev/null bs=1M \
+		skip=$OFF_MIB count=$LEN_MIB status=none
+}
+
+sec3() {
+	local r tool
+	out ""
+	out "## Issue 3: mount (wsnap mount vs archivemount)"
+	out ""
+	out "Page cache warm for the archives; every round mounts afresh, so the kernel's caches of the mount start empty."
+	out "Peak MiB = the FUSE daemon's VmHWM (kernel high-water mark of its resident set) read from /proc right after the step."
+	out "archivemount gets the same time bound as every command ($TIMEOUT s): 'over N s' where it did not finish."
+	ensure_small && ensure_big && ensure_gz
+	warm "$DATA/small-a.tar" "$DATA/big.tar" "$DATA/big.tar.gz" "$DATA/big/big.bin"
+	for r in $(seq "$REPS"); do
+		for tool in wsnap archivemount; do
+			mount_series $tool "$r" "$DATA/small-a.tar" "$DIRS" m3.ls \
+				m3.find=step_find m3.dir=step_dir m3.all=step_all
+		done
+	done
+	tbl_begin "3a. mount to first successful ls of the root ($NFILES files, $(mib "$DATA/small-a.tar") .tar)"
+	tbl_row m3.ls.wsnap "wsnap mount + ls"
+	tbl_row m3.ls.archivemount "archivemount + ls" "ratio_ge:2:wsnap <= half of archivemount"
+	tbl_end
+	tbl_begin "3b. find MNT | wc -l"
+	tbl_row m3.find.wsnap "wsnap"
+	tbl_row m3.find.archivemount "archivemount"
+	tbl_end
+	tbl_begin "3c. read all $FILES files of $MIDDIR (cat $MIDDIR/*)"
+	tbl_row m3.dir.wsnap "wsnap"
+	tbl_row m3.dir.archivemount "archivemount" "ratio_ge:100:wsnap >= 100x faster"
+	tbl_end
+	tbl_begin "3d. read every file of the $NFILES-file snapshot (find -type f | xargs cat), then daemon peak before unmount"
+	tbl_row m3.all.wsnap "wsnap" "peak_lt:30:daemon peak < 30 MiB"
+	tbl_row m3.all.archivemount "archivemount"
+	tbl_end "(3b-3d run in this order on the mount of 3a, after its ls.)"
+
+	for r in $(seq "$REPS"); do
+		for tool in wsnap archivemount; do
+			mount_series $tool "$r" "$DATA/big.tar" 1 m3.bigmount \
+				m3.cat1=step_cat1 m3.cat2=step_cat2
+		done
+		log "cat of the plain copy (round $r/$REPS)"
+		run1 m3.catplain -- cat "$DATA/big/big.bin"
+	done
+	tbl_begin "3e. first cat of the ${BIG_MIB} MiB file through a fresh mount vs cat of a page-cached plain copy"
+	tbl_row m3.cat1.wsnap "wsnap (first cat)"
+	tbl_row m3.cat1.archivemount "archivemount (first cat)"
+	tbl_row m3.catplain "cat of the plain copy (page cache)" "ratio_ge:0.125:wsnap <= 8x plain cat"
+	tbl_end
+	tbl_begin "3f. second cat of the ${BIG_MIB} MiB file on the same mount"
+	tbl_row m3.cat2.wsnap "wsnap (second cat)"
+	tbl_row m3.cat2.archivemount "archivemount (second cat)"
+	tbl_row m3.catplain "cat of the plain copy (page cache)" "ratio_ge:0.5:wsnap <= 2x plain cat"
+	tbl_end
+
+	for r in $(seq "$REPS"); do
+		for tool in wsnap archivemount; do
+			mount_series $tool "$r" "$DATA/big.tar.gz" 2 m3.gzmount \
+				m3.gzlast=step_gzlast m3.gzoff=step_gzoff
+		done
+	done
+	tbl_begin "3g. ${BIG_MIB} MiB .tar.gz ($(mib "$DATA/big.tar.gz")): mount until ls answers (for information)"
+	tbl_row m3.gzmount.wsnap "wsnap mount + ls"
+	tbl_row m3.gzmount.archivemount "archivemount + ls"
+	tbl_end
+	tbl_begin "3h. .tar.gz, once mounted: read the last member (4 KiB after the big one)"
+	tbl_row m3.gzlast.wsnap "wsnap" "wall_lt:0.1:under 100 ms"
+	tbl_row m3.gzlast.archivemount "archivemount"
+	tbl_end
+	tbl_begin "3i. .tar.gz, once mounted: read $LEN_MIB MiB at offset $OFF_MIB MiB of the big member (dd bs=1M)"
+	tbl_row m3.gzoff.wsnap "wsnap" "wall_lt:0.2:under 200 ms"
+	tbl_row m3.gzoff.archivemount "archivemount"
+	tbl_end "(3h and 3i run in this order on the mount of 3g.)"
+}
+
+# ---------------------------------------------------------- issue 4
+
+sec4() {
+	out ""
+	out "## Issue 4: export (wsnap export vs tar -x, bsdtar -x, Python tarfile data filter)"
+	out ""
+	out "Each run extracts into a fresh directory on the filesystem of the work dir (removed and synced between runs, untimed); no fsync by any tool; archive in the page cache."
+	ensure_small && ensure_big
+	warm "$DATA/small-a.tar" "$DATA/big.tar"
+	export_specs e4.small "$DATA/small-a.tar" verify_small_export wsnap tar bsdtar py
+	run_specs
+	export_specs e4.big "$DATA/big.tar" verify_big_export wsnap tar bsdtar py
+	run_specs
+	export_table_small 4a
+	tbl_end
+	tbl_begin "4b. export of the ${BIG_MIB} MiB file ($(mib "$DATA/big.tar") .tar)"
+	tbl_row e4.big.wsnap "wsnap export"
+	tbl_row e4.big.tar "GNU tar -x"
+	tbl_row e4.big.bsdtar "bsdtar -x"
+	tbl_row e4.big.py "Python extractall(filter=\"data\")"
+	tbl_end
+}
+export_table_small() {
+	tbl_begin "$1. export of $NFILES small files ($(mib "$DATA/small-a.tar") .tar)"
+	tbl_row e4.small.wsnap "wsnap export"
+	tbl_row e4.small.tar "GNU tar -x" "ratio_ge:1:wsnap no slower than GNU tar"
+	tbl_row e4.small.bsdtar "bsdtar -x"
+	tbl_row e4.small.py "Python extractall(filter=\"data\")" "ratio_ge:5:wsnap >= 5x faster"
+}
+
+# ---------------------------------------------------------- issue 5
+
+mnt_pair_setup() { mkdir -p "$RUN/m5a" "$RUN/m5b"; MOUNTS+=("$RUN/m5a" "$RUN/m5b"); }
+mnt_pair_teardown() {
+	local p
+	p=$(daemon_peak "$RUN/m5")
+	[ -z "$p" ] || agg_peak d5.mnt "$p"
+	unmount_fuse "$RUN/m5a"
+	unmount_fuse "$RUN/m5b"
+}
+verify_diff() {
+	local n
+	n=$(wc -l <"$RUN/diff.out")
+	[ "$n" = "$CHANGES" ] || echo "$n lines, expected $CHANGES"
+}
+rm_pack() { rm -f "$RUN/pack.tar"; }
+verify_pack() {
+	local n
+	n=$(tar -tf "$RUN/pack.tar" 2>/dev/null | grep -c -v '/$')
+	[ "$n" = "$NFILES" ] || echo "$n files in the pack, expected $NFILES"
+}
+
+sec5() {
+	out ""
+	out "## Issue 5: diff and pack"
+	out ""
+	out "Two snapshots of $NFILES files that differ in $CHANGES files (half same size with other bytes, half a different size). Page cache warm (archives and trees read once before timing)."
+	ensure_small
+	log "exporting both snapshots with GNU tar for diff -r (untimed)"
+	rm -rf --one-file-system "$RUN/xa" "$RUN/xb"
+	mkdir -p "$RUN/xa" "$RUN/xb"
+	tar -xf "$DATA/small-a.tar" -C "$RUN/xa" && tar -xf "$DATA/small-b.tar" -C "$RUN/xb"
+	warm "$DATA/small-a.tar" "$DATA/small-b.tar" "$RUN/xa" "$RUN/xb" "$DATA/small-a"
+	spec d5.wsnap --ok 0,1 --stdout "$RUN/diff.out" --verify verify_diff -- \
+		"$WSNAP" diff "$DATA/small-a.tar" "$DATA/small-b.tar"
+	spec d5.diffr --ok 1 -- diff -r "$RUN/xa" "$RUN/xb"
+	if [ -n "$FUSE_WHY$(tool_missing wsnap)" ]; then
+		agg_na d5.mnt "$FUSE_WHY$(tool_missing wsnap)"
+	else
+		# shellcheck disable=SC2016
+		spec d5.mnt --ok 1 --setup mnt_pair_setup --teardown mnt_pair_teardown -- \
+			bash -c '"$1" mount "$2" "$4" && "$1" mount "$3" "$5" && exec diff -r "$4" "$5"' \
+			bash "$WSNAP" "$DATA/small-a.tar" "$DATA/small-b.tar" "$RUN/m5a" "$RUN/m5b"
+	fi
+	run_specs
+	tbl_begin "5a. diff of two $NFILES-file snapshots differing in $CHANGES files"
+	tbl_row d5.wsnap "wsnap diff A.tar B.tar"
+	tbl_row d5.diffr "diff -r of the two exported trees" "ratio_ge:5:wsnap >= 5x faster"
+	tbl_row d5.mnt "wsnap mount both + diff -r of the mounts"
+	tbl_end "(The mount row's time includes both mounts; its peak is the larger of diff and the two daemons together.)"
+
+	spec p5.wsnap --teardown rm_pack --verify verify_pack -- \
+		"$WSNAP" pack "$DATA/small-a" "$RUN/pack.tar"
+	spec p5.tar --teardown rm_pack -- tar -cf "$RUN/pack.tar" -C "$DATA/small-a" .
+	spec p5.bsdtar --teardown rm_pack -- bsdtar -cf "$RUN/pack.tar" -C "$DATA/small-a" .
+	run_specs
+	tbl_begin "5b. pack of the $NFILES-file tree into an uncompressed .tar"
+	tbl_row p5.wsnap "wsnap pack"
+	tbl_row p5.tar "GNU tar -c" "ratio_ge:0.667:wsnap within 1.5x of GNU tar"
+	tbl_row p5.bsdtar "bsdtar -c"
+	tbl_end
+	rm -rf --one-file-system "$RUN/xa" "$RUN/xb"
+}
+
+# ---------------------------------------------------------- issue 7
+
+HYD=$RUN/hyd
+hyd_setup() {
+	rm -rf --one-file-system "$HYD"
+	mkdir -p "$HYD/upper" "$HYD/ws"
+	WORKSPACES+=("$HYD/ws")
+}
+hyd_teardown() {
+	local p
+	p=$(daemon_peak "$HYD")
+	[ -z "$p" ] || agg_peak h7.wsnap "$p"
+	unmount_workspace "$HYD/ws"
+	rm -rf --one-file-system "$HYD"
+}
+verify_hyd() {
+	local n
+	is_mounted "$HYD/ws" || { echo "nothing mounted at the workspace"; return; }
+	n=$(wc -l <"$RUN/ls.out")
+	[ "$n" = "$DIRS" ] || echo "ls listed $n names, expected $DIRS"
+}
+verify_diff7() {
+	local n
+	n=$(wc -l <"$RUN/$1")
+	[ "$n" = "$CHANGES" ] || echo "$n lines, expected $CHANGES"
+}
+verify_diff7_ws() { verify_diff7 diff-ws.out; }
+verify_diff7_full() { verify_diff7 diff-full.out; }
+
+sec7() {
+	local why
+	out ""
+	out "## Issue 7: hydrate"
+	out ""
+	out "Page cache warm. A workspace is usable when \`ls\` of its root answers; export and tar -x are usable when they finish (fresh directory each run)."
+	ensure_small
+	warm "$DATA/small-a.tar" "$DATA/small-a" "$DATA/small-b"
+	why=$FUSE_WHY$(tool_missing wsnap)
+	if [ -n "$why" ]; then
+		agg_na h7.wsnap "$why"
+	else
+		# shellcheck disable=SC2016
+		spec h7.wsnap --setup hyd_setup --teardown hyd_teardown --verify verify_hyd \
+			--stdout "$RUN/ls.out" -- \
+			bash -c '"$@" && exec ls -- "${!#}"' bash \
+			"$WSNAP" hydrate --upper "$HYD/upper" "$DATA/small-a.tar" "$HYD/ws"
+	fi
+	if [ -z "${A_ST[e4.small.wsnap]:-}" ]; then
+		export_specs e4.small "$DATA/small-a.tar" verify_small_export wsnap tar
+		run_specs
+		FROM4=
+	else
+		run_specs
+		FROM4=" (from 4a)"
+	fi
+	tbl_begin "7a. time until the $NFILES-file workspace is usable"
+	tbl_row h7.wsnap "wsnap hydrate + ls"
+	tbl_row e4.small.wsnap "wsnap export$FROM4"
+	tbl_row e4.small.tar "GNU tar -x$FROM4" "ratio_ge:20:wsnap >= 20x sooner"
+	tbl_end "(Peak of the hydrate row: the command, or the daemons serving the workspace, whichever is larger.)"
+
+	# The diff of a hydrated workspace after CHANGES files were rewritten:
+	# the same change as small-b, so the full comparison is against it.
+	if [ -n "$why" ]; then
+		agg_na d7.ws "$why"
+	else
+		hyd_setup
+		log "hydrating for the diff measure (untimed)"
+		if "$WSNAP" hydrate --upper "$HYD/upper" "$DATA/small-a.tar" "$HYD/ws" \
+			>/dev/null 2>"$RUN/hyd.err" && is_mounted "$HYD/ws"; then
+			"$PY" "$BENCH_DIR/gen.py" modify "$HYD/ws" --dirs $DIRS \
+				--files $FILES --count $CHANGES >/dev/null
+			spec d7.ws --ok 0,1 --stdout "$RUN/diff-ws.out" --verify verify_diff7_ws -- \
+				"$WSNAP" diff "$DATA/small-a.tar" "$HYD/ws"
+		else
+			agg_na d7.ws "hydrate failed: $(head -c 100 "$RUN/hyd.err")"
+		fi
+	fi
+	spec d7.full --ok 0,1 --stdout "$RUN/diff-full.out" --verify verify_diff7_full -- \
+		"$WSNAP" diff "$DATA/small-a.tar" "$DATA/small-b"
+	if [ -z "${A_ST[d7.ws]:-}" ]; then
+		spec d7.diffr --ok 1 -- diff -r "$DATA/small-a" "$HYD/ws"
+	else
+		agg_na d7.diffr "no workspace"
+	fi
+	run_specs
+	if [ "${A_ST[d7.ws]:-}" = ok ] && [ "${A_ST[d7.full]:-}" = ok ]; then
+		if cmp -s "$RUN/diff-ws.out" "$RUN/diff-full.out"; then
+			agg_note d7.ws "same output as the full comparison"
+		else
+			agg_na d7.ws "wrong result: output differs from the full comparison"
+		fi
+	fi
+	hyd_teardown
+	tbl_begin "7b. diff of a hydrated workspace after rewriting $CHANGES files"
+	tbl_row d7.ws "wsnap diff A.tar WORKSPACE"
+	tbl_row d7.full "wsnap diff A.tar COPY (full comparison: a plain directory in the same state)" "ratio_ge:10:wsnap >= 10x faster"
+	tbl_row d7.diffr "diff -r ORIGINAL-TREE WORKSPACE"
+	tbl_end
+}
+
+# ---------------------------------------------------------- the run
+
+version() { # TOOL ARGS: the first line of its version, or "TOOL missing"
+	if command -v "$1" >/dev/null; then
+		"$@" 2>&1 | head -1
+	else
+		echo "$1 missing"
+	fi
+}
+
+machine() {
+	local cpu ram fs
+	cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo)
+	ram=$(awk '/^MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
+	fs=$(df -PT "$WORK" | awk 'NR == 2 { print $2 " (" $1 ")" }')
+	out "# wsnap benchmark"
+	out ""
+	out "- date: $(date -u '+%Y-%m-%d %H:%M UTC')$([ "$QUICK" = 1 ] && echo ', QUICK mode: tiny sizes, figures and targets not meaningful')"
+	out "- machine: ${cpu:-unknown CPU}, $(nproc) cores, $ram RAM, kernel $(uname -sr), work dir $WORK on $fs"
+	out "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine may be shared with other jobs)"
+	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+	out "- peers: $(tar --version | head -1), $(version bsdtar --version | cut -d' ' -f1-2), Python $("$PY" -c 'import platform; print(platform.python_version())') tarfile, $(version archivemount -V), $(diff --version | head -1)"
+	out "- method: each measure runs $REPS time(s), tools interleaved round by round; wall = the best run, peak = the largest ru_maxrss (GNU time) or daemon VmHWM; a run over $TIMEOUT s is killed and reported 'over'; a measure over $LONG s is not repeated. No cache is dropped: every figure is with a warm page cache."
+	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the issue's target on that ratio (or on the wsnap row's own figure)."
+}
+
+T_START=$SECONDS
+machine
+want 2 && sec2
+want 3 && sec3
+want 4 && sec4
+want 5 && sec5
+want 7 && sec7
+out ""
+out "Total benchmark time: $((SECONDS - T_START)) s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)."
+exit 0

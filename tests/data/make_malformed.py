@@ -1,0 +1,563 @@
+#!/usr/bin/env python3
+"""Generates tests/data/malformed/: hostile and broken archives, each with
+the outcome policy.md and cli.md prescribe for 'wsnap check'.
+
+    python3 tests/data/make_malformed.py [OUTDIR]
+
+Writes every archive into OUTDIR (default: tests/data/malformed next to this
+script) and the manifest OUTDIR/EXPECTED, one line per archive, tab
+separated:
+
+    FILE  EXIT  OPTIONS  MESSAGE
+
+OPTIONS are extra arguments for 'wsnap check' ('-' for none, else separated
+by spaces). MESSAGE is the exact first line wsnap prints on stderr ('-' when
+it must print nothing); any further stderr line must be a 'wsnap: hint:'.
+tests/e2e_corpus.sh runs every line, from the file and from a pipe.
+
+The output is deterministic: running this again gives the same bytes (the
+zstd, lz4 and xz files depend on the tool versions of Debian 12). Keep the
+whole directory small: bombs are made of RLE blocks (zstd) or nested gzip.
+"""
+
+import io
+import os
+import sys
+import zipfile
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tarcraft as t  # noqa: E402
+
+GIB = 1 << 30
+INVALID = "wsnap: unsafe tar member '<tar>': invalid tar stream"
+DEFAULT_MAX_TOTAL = 64 * GIB
+
+
+def rej(member, reason):
+    """the policy-format message for an ASCII member name (Python repr)"""
+    return "wsnap: unsafe tar member %s: %s" % (repr(member), reason)
+
+
+CASES = []
+
+
+def case(name, data, rc, msg=None, opts=None, why=""):
+    if rc == 0:
+        assert msg is None
+    CASES.append((name, bytes(data), rc, msg or "-", opts or "-", why))
+
+
+# ------------------------------------------------------------ base archive
+# One member of every kind the reader must assemble: ustar dir, pax long
+# name, GNU long name and long link name, symlink, empty file, GNU sparse,
+# pax 1.0 sparse. BOUNDS are the offsets where a member ends (a header
+# boundary between two members: a normal end of input).
+
+LONG_PAX = "d/" + "p" * 120
+LONG_GNU = "d/" + "g" * 110
+
+
+def base_members():
+    ms = [
+        t.dir("d/"),
+        t.pax([("path", LONG_PAX), ("mtime", "1764410400.25")]) +
+        t.file("d/pax-short", b"P" * 700),
+        t.gnu_long(LONG_GNU) + t.file("d/gnu-short", b"G" * 10,
+                                      magic=t.GNU_MAGIC),
+        t.gnu_long("../" + "k" * 110, b"K") +
+        t.symlink("d/link", "ignored", magic=t.GNU_MAGIC),
+        t.symlink("d/rel", "pax-short"),
+        t.file("d/empty"),
+        t.gnu_sparse("d/sparse", [(0, 5), (10000, 3), (20000, 0)], 20000,
+                     b"hello" + b"abc"),
+        t.pax_sparse_10("d/sparse10", [(0, 4), (8192, 4), (9000, 0)], 9000,
+                        b"abcd" + b"wxyz"),
+    ]
+    bounds, off = [], 0
+    for m in ms:
+        off += len(m)
+        bounds.append(off)
+    return b"".join(ms), bounds
+
+
+BASE_BODY, BASE_BOUNDS = base_members()
+BASE = BASE_BODY + t.end()
+
+
+def gen_truncation():
+    """the base archive cut at every block boundary and inside blocks"""
+    body_len = len(BASE_BODY)
+    case("base.tar", BASE, 0, why="positive control")
+    offsets = set()
+    for blk in range(0, len(BASE) // t.BLOCK + 1):
+        for d in (0, 1, 100, 257, 511):
+            off = blk * t.BLOCK + d
+            if off < len(BASE):
+                offsets.add(off)
+    for off in sorted(offsets):
+        cut = BASE[:off]
+        if off in BASE_BOUNDS:
+            # end of input at a header boundary between members
+            rc, msg, why = 0, None, "cut at a member boundary"
+        elif off >= body_len + t.BLOCK:
+            # one whole zero block seen: the end marker; the rest ignored
+            rc, msg, why = 0, None, "cut after a lone zero block"
+        else:
+            rc, msg = 3, INVALID
+            why = ("cut inside the first end block" if off > body_len
+                   else "cut inside a member")
+        case("trunc-%05d.tar" % off, cut, rc, msg, why=why)
+
+
+def flip(data, pos, mask=0x01):
+    d = bytearray(data)
+    d[pos] ^= mask
+    return bytes(d)
+
+
+def gen_compressed():
+    for ext, comp in t.COMPRESSORS.items():
+        z = comp(BASE)
+        case("base.tar." + ext, z, 0, why="positive control")
+        case("trunc-half.tar." + ext, z[:len(z) // 2], 3, INVALID,
+             why="compressed stream cut in the middle")
+        case("trunc-last.tar." + ext, z[:-1], 3, INVALID,
+             why="compressed stream missing its last byte (trailer)")
+        case("empty.tar." + ext, comp(b""), 3, INVALID,
+             why="a compressed stream holding zero bytes of tar")
+        case("zeros-only.tar." + ext, comp(t.end(20)), 0,
+             why="only zero blocks: an empty archive")
+    z = t.gz(BASE)
+    bad = [("bad-crc.tar.gz", flip(z, len(z) - 8), "gzip trailer CRC32"),
+           ("bad-isize.tar.gz", flip(z, len(z) - 4), "gzip trailer length"),
+           ("trunc-trailer.tar.gz", z[:-8], "gzip without its trailer")]
+    z = t.zst(BASE)
+    bad.append(("bad-check.tar.zst", flip(z, len(z) - 1),
+                "zstd content checksum"))
+    z = t.xz(BASE)
+    # stream footer: CRC32, backward size, flags, 'YZ'; the index before
+    # it; the block's CRC64 check right before the index
+    index_size = (int.from_bytes(z[-8:-4], "little") + 1) * 4
+    bad.append(("bad-check.tar.xz", flip(z, len(z) - 12 - index_size - 1),
+                "xz block check (CRC64)"))
+    z = t.lz4(BASE)
+    bad.append(("bad-check.tar.lz4", flip(z, len(z) - 1),
+                "lz4 content checksum"))
+    z = t.bz(BASE)
+    bad.append(("bad-crc.tar.bz2", flip(z, len(z) // 2), "bzip2 data"))
+    for name, data, what in bad:
+        assert not t.decompresses(name, data), name
+        case(name, data, 3, INVALID, why=what + " wrong")
+
+    # two gzip members back to back are one valid gzip stream
+    half = len(BASE_BODY) // 2 // t.BLOCK * t.BLOCK
+    case("multimember.tar.gz", t.gz(BASE[:half]) + t.gz(BASE[half:]), 0,
+         why="multi-member gzip")
+    # nested compression: libarchive unwraps filter after filter
+    case("nested.tar.xz.gz", t.gz(t.xz(BASE)), 0,
+         why="nested compression is still a valid stream")
+    case("nested.tar.gz.zst", t.zst(t.gz(BASE)), 0,
+         why="nested compression is still a valid stream")
+    case("nested-trunc.tar.xz.gz", t.gz(t.xz(BASE)[:-30]), 3, INVALID,
+         why="inner stream truncated inside a valid outer one")
+
+
+def gen_ends():
+    one = t.file("a", b"x")
+    case("empty.tar", b"", 3, INVALID, why="zero bytes of input")
+    case("one-byte.tar", b"\0", 3, INVALID, why="partial block")
+    case("zeros-1.tar", t.end(1), 0, why="a lone zero block")
+    case("zeros-20.tar", t.end(20), 0, why="only zero blocks")
+    case("no-end-marker.tar", one, 0, why="end of input at a boundary")
+    case("lone-zero-block.tar", one + t.end(1), 0)
+    case("after-end-garbage.tar", one + t.end() + b"garbage" * 200, 0,
+         why="data after the end marker is ignored")
+    case("after-lone-zero-garbage.tar",
+         one + t.end(1) + t.header("../evil") + b"junk", 0,
+         why="a lone zero block ends the archive; what follows is ignored")
+    case("garbage-after-member.tar", one + b"G" * 512 + t.end(), 3,
+         INVALID, why="garbage where a header should be")
+    case("garbage-mid.tar", one + b"\x01" * 512 + one + t.end(), 3, INVALID)
+    case("partial-garbage.tar", one + b"G" * 100, 3, INVALID,
+         why="a partial block that is not zeros")
+    case("text.tar", b"hello world\n" * 3, 3, INVALID, why="not a tar")
+    nz = bytearray(t.BLOCK)
+    nz[t.CHKSUM:t.CHKSUM + 8] = b"000401\0 "  # 0o400 would be right
+    case("nonzero-empty-header.tar", one + bytes(nz) + one + t.end(), 3,
+         INVALID, why="an empty header that is not all zeros")
+
+
+def gen_checksums():
+    ok = t.file("a", b"x")
+    bad = t.file("b", b"y", chksum=1234)
+    case("bad-chksum-first.tar", bad + ok + t.end(), 3, INVALID)
+    case("bad-chksum-second.tar", ok + bad + ok + t.end(), 3, INVALID,
+         why="libarchive would resync (ARCHIVE_RETRY) and drop it")
+    case("bad-chksum-last.tar", ok + bad + t.end(), 3, INVALID)
+    case("chksum-spaces.tar", t.file("a", b"x", chksum=b" " * 8) + t.end(),
+         3, INVALID)
+    case("chksum-nonoctal.tar",
+         t.file("a", b"x", chksum=b"12x456\0 ") + t.end(), 3, INVALID)
+    case("chksum-off-by-one.tar",
+         t.file("a", b"x", chksum=t.checksum(
+             bytearray(t.header("a", size=1))) + 1) + t.end(), 3, INVALID)
+    long_bad = t.gnu_long("d/" + "q" * 120, chksum=99)
+    case("bad-chksum-longlink.tar", long_bad + ok + t.end(), 3, INVALID,
+         why="checksum wrong on an extended header")
+    case("bad-chksum-pax.tar",
+         t.pax([("path", "x")], chksum=77) + ok + t.end(), 3, INVALID)
+
+
+def gen_sizes():
+    def sized(name, size, data=b"", **kw):
+        return t.header(name, size=size, **kw) + t.pad(data)
+
+    case("size-negative-b256.tar",
+         sized("neg", t.base256(-1, 12)) + t.end(), 3, INVALID)
+    case("size-negative-big-b256.tar",
+         sized("neg", t.base256(-(1 << 62), 12)) + t.end(), 3, INVALID)
+    case("size-2p63-b256.tar",
+         sized("big", t.base256(1 << 63, 12)) + t.end(), 3, INVALID,
+         why="overflows int64")
+    case("size-2p64-b256.tar",
+         sized("big", t.base256((1 << 64) + 5, 12)) + t.end(), 3, INVALID,
+         why="overflows int64")
+    case("size-2p88-b256.tar",
+         sized("big", t.base256((1 << 88) - 1, 12)) + t.end(), 3, INVALID,
+         why="largest base-256 value of a size field")
+    case("size-2p62-b256.tar",
+         sized("huge", t.base256(1 << 62, 12)) + t.end(), 3,
+         rej("huge", "archive extracted size exceeds limit"),
+         why="fits, but over the 64 GiB default: limit checked at header")
+    case("size-b256-small.tar",
+         sized("five", t.base256(5, 12), b"hello") + t.end(), 0,
+         why="base-256 is a valid size encoding")
+    case("size-12-octal-digits.tar",
+         sized("big", t.octal_full(0o777777777777, 12), b"x" * 512) +
+         t.end(), 3, INVALID,
+         why="64 GiB - 1 declared (allowed) but the data is missing")
+    case("size-truncated-data-seekable.tar",
+         sized("f", 100000, b"x" * 2048), 3, INVALID,
+         why="a seek past the end of a file must not hide missing data")
+    case("size-too-big-last.tar",
+         t.file("a", b"x") + sized("f", 4096, b"y" * 512) + t.end(), 3,
+         INVALID, why="declared data runs into the end marker and stops")
+    case("mtime-negative-b256.tar",
+         t.file("old", b"x", mtime=t.base256(-1000, 12)) + t.end(), 0,
+         why="a negative mtime is a valid time")
+    case("uid-b256.tar",
+         t.file("u", b"x", uid=t.base256(1 << 40, 8)) + t.end(), 0)
+    case("typeflag-unknown.tar", t.member("weird", b"abc", b"Z") + t.end(),
+         3, rej("weird", "unsupported member type"),
+         why="libarchive reports Z as a regular file; the raw flag says no")
+    case("typeflag-fifo.tar", t.member("fifo", b"", b"6") + t.end(), 3,
+         rej("fifo", "unsupported member type"))
+    case("typeflag-chardev.tar", t.member("tty", b"", b"3") + t.end(), 3,
+         rej("tty", "unsupported member type"))
+    case("prefix-parent.tar",
+         t.file("x", b"1", prefix="..") + t.end(), 3,
+         rej("../x", "parent traversal"),
+         why="the ustar prefix field is part of the name")
+    case("prefix-absolute.tar",
+         t.file("passwd", b"1", prefix="/etc") + t.end(), 3,
+         rej("/etc/passwd", "absolute path"))
+    case("name-100-no-nul.tar",
+         t.file("n" * 100, b"1") + t.end(), 0,
+         why="a name filling its field has no terminator")
+
+
+def gen_pax():
+    ok = t.file("a", b"x")
+    body5 = t.header("five", size=0) + t.pad(b"hello")
+    case("pax-size-override.tar",
+         t.pax([("size", "5")]) + body5 + t.end(), 0,
+         why="pax size replaces the header size")
+    case("pax-size-negative.tar",
+         t.pax([("size", "-1")]) + body5 + t.end(), 3, INVALID)
+    case("pax-size-2p63.tar",
+         t.pax([("size", str(1 << 63))]) + body5 + t.end(), 3, INVALID)
+    case("pax-size-2p64.tar",
+         t.pax([("size", str((1 << 64) + 5))]) + body5 + t.end(), 3,
+         INVALID)
+    case("pax-size-huge-digits.tar",
+         t.pax([("size", "9" * 60)]) + body5 + t.end(), 3, INVALID)
+    case("pax-size-garbage.tar",
+         t.pax([("size", "5x")]) + body5 + t.end(), 3, INVALID,
+         why="a pax number that does not parse")
+    case("pax-size-huge.tar",
+         t.pax([("size", str(10 ** 15))]) + body5 + t.end(), 3,
+         rej("five", "archive extracted size exceeds limit"),
+         why="declared 1 PB: the limit fires at the header, data unread")
+    case("pax-mtime-overflow.tar",
+         t.pax([("mtime", "9" * 40 + ".5")]) + ok + t.end(), 3, INVALID,
+         why="a pax number that overflows")
+    case("pax-len-nonnumeric.tar",
+         t.pax(b"xx path=abc\n") + ok + t.end(), 3, INVALID)
+    case("pax-len-zero.tar",
+         t.pax(b"0 path=abc\n") + ok + t.end(), 3, INVALID)
+    case("pax-len-past-record.tar",
+         t.pax(b"99 path=abc\n") + ok + t.end(), 3, INVALID,
+         why="record length beyond the extended header's data")
+    case("pax-len-short.tar",
+         t.pax(b"5 path=abc\n") + ok + t.end(), 3, INVALID,
+         why="record length shorter than the record")
+    case("pax-len-overflow.tar",
+         t.pax(b"99999999999999999999999 path=abc\n") + ok + t.end(), 3,
+         INVALID)
+    case("pax-no-equals.tar",
+         t.pax(b"11 pathabc\n") + ok + t.end(), 3, INVALID)
+    case("pax-no-newline.tar",
+         t.pax(b"12 path=abcd") + ok + t.end(), 3, INVALID)
+    case("pax-no-space.tar",
+         t.pax(b"11path=abcd\n") + ok + t.end(), 3, INVALID)
+    case("pax-empty-key.tar",
+         t.pax(b"10 =value\n") + ok + t.end(), 3, INVALID)
+    case("pax-at-eof.tar", ok + t.pax([("path", "b")]), 3, INVALID,
+         why="an extended header with no member after it")
+    case("pax-before-end.tar", ok + t.pax([("path", "b")]) + t.end(), 3,
+         INVALID, why="an extended header followed by the end marker")
+    case("pax-truncated-data.tar",
+         ok + t.pax([("path", "b" * 300)])[:t.BLOCK + 100], 3, INVALID)
+    # 8 MiB of extended header: past WSNAP_READER_MAX_HEADER_BYTES (4 MiB)
+    big = t.pax_record("comment", "c" * (8 << 20))
+    case("pax-overlong.tar.gz", t.gz(t.pax(big) + ok + t.end()), 3,
+         INVALID, why="extended headers are bounded (4 MiB)")
+    case("pax-path-parent.tar",
+         t.pax([("path", "../evil")]) + ok + t.end(), 3,
+         rej("../evil", "parent traversal"),
+         why="the pax path is the member name")
+    case("pax-global-path.tar",
+         t.pax([("path", "../evil")], typeflag=b"g") + ok + t.end(), 3,
+         rej("../evil", "parent traversal"),
+         why="a global path applies to the members after it")
+    case("pax-global-dup.tar",
+         t.pax([("path", "same")], typeflag=b"g") + ok +
+         t.file("b", b"y") + t.end(), 3,
+         rej("same", "duplicate archive path: same"),
+         why="a global path applies to every member after it")
+    case("pax-linkpath-abs.tar",
+         t.pax([("linkpath", "/etc/passwd")]) + t.symlink("l", "ok") +
+         t.end(), 3, rej("l", "absolute symlink target not allowed: "
+                         "/etc/passwd"))
+
+
+def gen_gnu_long():
+    ok = t.file("a", b"x")
+    case("longname-at-eof.tar", ok + t.gnu_long("d/" + "n" * 120), 3,
+         INVALID, why="a long-name record with no header after it")
+    case("longname-before-end.tar",
+         ok + t.gnu_long("d/" + "n" * 120) + t.end(), 3, INVALID)
+    case("longlink-at-eof.tar", ok + t.gnu_long("t" * 120, b"K"), 3,
+         INVALID)
+    case("longname-chained.tar",
+         t.gnu_long("first-" + "n" * 100) + t.gnu_long("second-" + "m" * 100)
+         + ok + t.end(), 3, INVALID,
+         why="two long names for one member: readers disagree on which "
+         "wins (libarchive the last, tarfile the first), so the name "
+         "checked might not be the name another tool extracts")
+    case("longlink-chained.tar",
+         t.gnu_long("a" * 101, b"K") + t.gnu_long("/etc/" + "b" * 100, b"K")
+         + t.symlink("l", "x") + t.end(), 3, INVALID,
+         why="two long link names for one member")
+    case("longname-huge-size.tar",
+         t.header("././@LongLink", b"L", size=1 << 30, magic=t.GNU_MAGIC)
+         + b"n" * 1024, 3, INVALID,
+         why="a 1 GiB long name: bounded, rejected, not allocated")
+    case("longname-truncated.tar",
+         ok + t.gnu_long("d/" + "n" * 1000)[:t.BLOCK + 200], 3, INVALID)
+    case("longname-parent.tar", t.gnu_long("../evil") + ok + t.end(), 3,
+         rej("../evil", "parent traversal"),
+         why="the long name is the member name")
+    case("longlink-absolute.tar",
+         t.gnu_long("/etc/passwd", b"K") + t.symlink("l", "x") + t.end(), 3,
+         rej("l", "absolute symlink target not allowed: /etc/passwd"))
+
+
+def gen_sparse():
+    def gnu(runs, realsize, data, **kw):
+        return t.gnu_sparse("sp", runs, realsize, data, **kw) + t.end()
+
+    case("sparse-gnu.tar", gnu([(0, 5), (10000, 3)], 20000, b"helloabc"),
+         0, why="valid old GNU sparse file")
+    case("sparse-gnu-trailing-hole.tar",
+         gnu([(0, 5), (20000, 0)], 20000, b"hello"), 0,
+         why="GNU tar ends a file with a hole by a zero-length run at the "
+         "file's end")
+    runs = [(i * 1000, 10) for i in range(30)]
+    case("sparse-gnu-extended.tar", gnu(runs, 40000, b"z" * 300), 0,
+         why="sparse map continued in extension blocks")
+    case("sparse-gnu-unordered.tar",
+         gnu([(10000, 3), (0, 5)], 20000, b"abchello"), 3, INVALID)
+    case("sparse-gnu-overlap.tar",
+         gnu([(0, 100), (50, 10)], 20000, b"o" * 110), 3, INVALID)
+    case("sparse-gnu-duplicate.tar",
+         gnu([(100, 10), (100, 10)], 20000, b"o" * 20), 3, INVALID)
+    case("sparse-gnu-beyond-size.tar",
+         gnu([(0, 5), (30000, 3)], 20000, b"helloabc"), 3, INVALID,
+         why="a run past the file's real size")
+    case("sparse-gnu-data-short.tar",
+         gnu([(0, 5), (10000, 3)], 20000, b"hell", size=4), 3, INVALID,
+         why="runs need 8 bytes, the member stores 4")
+    case("sparse-gnu-run-overflow.tar",
+         gnu([(0, 5), (t.base256((1 << 63) - 2, 12), 3)],
+             t.base256((1 << 63) - 1, 12), b"helloabc"), 3, INVALID,
+         why="offset + length overflows int64")
+    case("sparse-gnu-realsize-huge.tar",
+         gnu([(0, 5)], t.base256(100 * GIB, 12), b"hello"), 3,
+         rej("sp", "archive extracted size exceeds limit"),
+         why="a sparse file counts its full size")
+    case("sparse-gnu-realsize-negative.tar",
+         gnu([(0, 5)], t.base256(-5, 12), b"hello"), 3, INVALID)
+    case("sparse-gnu-realsize-2p63.tar",
+         gnu([(0, 5)], t.base256(1 << 63, 12), b"hello"), 3, INVALID)
+    case("sparse-gnu-ext-at-eof.tar",
+         t.gnu_sparse("sp", runs, 40000, b"z" * 300)[:t.BLOCK], 3, INVALID,
+         why="extension blocks announced, input ends")
+
+    def p10(runs, realsize, data, map_text=None):
+        return t.pax_sparse_10("sp", runs, realsize, data,
+                               map_text) + t.end()
+
+    case("sparse-pax10.tar", p10([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax10-trailing-hole.tar",
+         p10([(0, 4), (9000, 0)], 9000, b"abcd"), 0)
+    case("sparse-pax10-unordered.tar",
+         p10([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+    case("sparse-pax10-overlap.tar",
+         p10([(0, 100), (99, 4)], 9000, b"o" * 104), 3, INVALID)
+    case("sparse-pax10-beyond-size.tar",
+         p10([(0, 4), (9998, 4)], 9000, b"abcdwxyz"), 3, INVALID)
+    case("sparse-pax10-map-garbage.tar",
+         p10([], 9000, b"abcd", b"2\nx\n4\n"), 3, INVALID)
+    case("sparse-pax10-map-count-huge.tar",
+         p10([], 9000, b"abcd", b"99999999999\n0\n4\n"), 3, INVALID)
+    case("sparse-pax10-map-short.tar",
+         p10([], 9000, b"abcd", b"3\n0\n4\n"), 3, INVALID,
+         why="map announces 3 runs, gives 1")
+    case("sparse-pax10-map-negative.tar",
+         p10([], 9000, b"abcd", b"1\n-4\n4\n"), 3, INVALID)
+    case("sparse-pax10-realsize-overflow.tar",
+         t.pax_sparse_10("sp", [(0, 4)], 1 << 64, b"abcd") + t.end(), 3,
+         INVALID)
+
+    def p01(runs, realsize, data, map_value=None):
+        return t.pax_sparse_01("sp", runs, realsize, data,
+                               map_value) + t.end()
+
+    case("sparse-pax01.tar", p01([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax01-unordered.tar",
+         p01([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+    case("sparse-pax01-odd.tar",
+         p01([(0, 4)], 9000, b"abcd", "0,4,8192"), 3, INVALID,
+         why="a map with an odd number of values")
+    case("sparse-pax01-negative.tar",
+         p01([(0, 4)], 9000, b"abcd", "-8,4"), 3, INVALID)
+
+
+def gen_not_tar():
+    zbuf = io.BytesIO()
+    with zipfile.ZipFile(zbuf, "w") as z:
+        zi = zipfile.ZipInfo("../evil", date_time=(2025, 11, 29, 10, 0, 0))
+        z.writestr(zi, b"owned\n")
+    case("zip.tar", zbuf.getvalue(), 3, INVALID,
+         why="only tar is read: a zip must not be parsed")
+
+    def newc(name, data, mode=0o100644):
+        name = name.encode() + b"\0"
+        fields = [1, mode, 0, 0, 1, t.MTIME, len(data), 0, 0, 0, 0,
+                  len(name), 0]
+        h = b"070701" + b"".join(b"%08X" % f for f in fields) + name
+        h += b"\0" * (-len(h) % 4)
+        return h + data + b"\0" * (-len(data) % 4)
+
+    cpio = newc("../evil", b"owned\n") + newc("TRAILER!!!", b"", 0)
+    case("cpio.tar", cpio, 3, INVALID, why="a cpio archive is not a tar")
+    case("mtree.tar",
+         b"#mtree\n./passwd type=file contents=/etc/passwd\n", 3, INVALID,
+         why="libarchive's mtree reader would open files named inside")
+
+
+def zstd_zeros_after(tar, zeros):
+    return t.zstd_frame([("raw", tar), ("rle", 0, zeros)])
+
+
+def gz_stream(parts):
+    """gzip of a sequence of (bytes, repeat) without holding it in memory"""
+    c = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = []
+    for data, repeat in parts:
+        for _ in range(repeat):
+            out.append(c.compress(data))
+    out.append(c.flush())
+    return b"".join(out)
+
+
+def gen_bombs():
+    chunk = b"\0" * (1 << 24)
+    small = t.file("a", b"x") + t.end()
+    # declared 100 GiB (base-256), 40 GiB of real zeros behind it
+    case("bomb-declared-100g.tar.zst",
+         zstd_zeros_after(t.header("bomb", size=t.base256(100 * GIB, 12)),
+                          40 * GIB), 3,
+         rej("bomb", "archive extracted size exceeds limit"),
+         why="40 GiB of zeros in 1.3 MB: the size limit fires at the "
+         "header, nothing is decompressed or spilled")
+    case("bomb-declared-100g-pax.tar.gz",
+         gz_stream([(t.pax([("size", str(100 * GIB))]) +
+                     t.header("bomb", size=0), 1), (chunk, 16)]), 3,
+         rej("bomb", "archive extracted size exceeds limit"),
+         why="pax size 100 GiB before 256 MiB of zeros in gzip")
+    case("bomb-after-end.tar.zst", zstd_zeros_after(small, 16 * GIB), 0,
+         why="16 GiB of zeros after the end marker: read to the end of "
+         "the compressed stream, in bounded memory")
+    inner = gz_stream([(small, 1), (chunk, 256)])
+    case("bomb-after-end.tar.gz.gz", t.gz(inner), 0,
+         why="nested gzip: 4 GiB of zeros in a few KiB")
+    # five 1 GiB members, a 3 GiB total limit: the fourth is named
+    members = []
+    for i in range(1, 6):
+        members += [("raw", t.header("f%d" % i, size=GIB)), ("rle", 0, GIB)]
+    members.append(("raw", t.end()))
+    case("bomb-total.tar.zst", t.zstd_frame(members), 3,
+         rej("f4", "archive extracted size exceeds limit"),
+         opts="--max-total-size 3221225472",
+         why="the member that crosses the total is named")
+    case("bomb-file.tar.zst",
+         t.zstd_frame([("raw", t.header("big", size=GIB)), ("rle", 0, GIB),
+                       ("raw", t.end())]), 3,
+         rej("big", "file size exceeds limit"),
+         opts="--max-file-size 1000000")
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
+                                                              "malformed")
+    for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
+                gen_sizes, gen_pax, gen_gnu_long, gen_sparse, gen_not_tar,
+                gen_bombs):
+        gen()
+    os.makedirs(out, exist_ok=True)
+    for f in os.listdir(out):
+        os.unlink(os.path.join(out, f))
+    names = set()
+    lines = ["# Generated by tests/data/make_malformed.py: do not edit.",
+             "# FILE\tEXIT\tOPTIONS\tMESSAGE (first stderr line; - none)"]
+    for name, data, rc, msg, opts, why in CASES:
+        assert name not in names, name
+        assert "\t" not in msg and "\n" not in msg
+        names.add(name)
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+        if why:
+            lines.append("# " + why)
+        lines.append("%s\t%d\t%s\t%s" % (name, rc, opts, msg))
+    with open(os.path.join(out, "EXPECTED"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    total = sum(len(c[1]) for c in CASES)
+    print("%d archives, %d bytes" % (len(CASES), total))
+
+
+if __name__ == "__main__":
+    main()

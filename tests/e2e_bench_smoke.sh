@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# End-to-end: bench/run.sh --quick against the built wsnap, in a temporary
+# work dir. It must exit 0 whatever stage the subcommands are at (a missing
+# or failing one is an 'n/a' row), print the machine line and every
+# section's tables with well-formed rows, write the same report with --out,
+# measure the peers for real, and leave no mount and no generated data
+# behind. Also: a bad --sections is a usage error.
+set -euo pipefail
+: "${WSNAP_BIN:?}"
+src=${WSNAP_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+fail() {
+	echo "FAIL: $*" >&2
+	[ ! -s "${tmp:-}/stderr" ] || tail -20 "$tmp/stderr" >&2
+	exit 1
+}
+
+tmp=$(mktemp -d /tmp/wsnap-bench-smoke.XXXXXX)
+cleanup() {
+	# Only if run.sh itself failed to: whatever is mounted in our tree.
+	awk -v p="$tmp/" 'index($5, p) == 1 { print $5 }' /proc/self/mountinfo |
+		sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+	rm -rf --one-file-system "$tmp"
+}
+trap cleanup EXIT
+
+rc=0
+bash "$src/bench/run.sh" --sections 2,9 --workdir "$tmp/w0" \
+	>/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 2 ] || fail "--sections 2,9 exits $rc, want 2"
+
+rc=0
+timeout 100 bash "$src/bench/run.sh" --quick --workdir "$tmp/work" \
+	--out "$tmp/report.md" --wsnap "$WSNAP_BIN" \
+	>"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
+[ "$rc" -eq 0 ] || fail "run.sh --quick exits $rc"
+out=$tmp/stdout
+
+grep -q '^# wsnap benchmark' "$out" || fail "no title"
+grep -Eq '^- machine: .*[0-9]+ cores, .* RAM, kernel .* on ' "$out" ||
+	fail "no machine line"
+for s in 2 3 4 5 7; do
+	grep -q "^## Issue $s:" "$out" || fail "no section for issue $s"
+done
+header='| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |'
+n=$(grep -cxF "$header" "$out")
+[ "$n" -eq 18 ] || fail "$n tables, want 18 (2a-c, 3a-i, 4a-b, 5a-b, 7a-b)"
+
+# Every row has the 7 cells; every wall cell is a number, 'over N s' or
+# 'n/a (reason)'.
+bad=$(awk -F' [|] ' '/^\| / && !/^\| tool \|/ && !/^\| ---/ {
+	if (NF != 7) { print "cells: " $0; next }
+	if ($2 !~ /^([0-9]+\.[0-9]+|over [0-9.]+ s|n\/a \(.+\))$/)
+		print "wall: " $0 }' "$out")
+[ -z "$bad" ] || fail "malformed rows: $bad"
+
+# The peers are measured for real, not reported n/a.
+for peer in 'GNU tar -tf' 'bsdtar -tf' 'Python tarfile (all members)' \
+	'GNU tar -x' 'diff -r of the two exported trees' 'GNU tar -c'; do
+	grep -Eq "^\| $(printf '%s' "$peer" | sed 's/[().]/\\&/g') \| [0-9]+\.[0-9]+ \| [0-9.]+ \|" \
+		"$out" || fail "peer '$peer' has no measured row"
+done
+# A wsnap row is either measured or says why not.
+grep -Eq '^\| wsnap check \| ([0-9]+\.[0-9]+|n/a \(.+\)) \|' "$out" ||
+	fail "no wsnap check row"
+
+cmp -s "$out" "$tmp/report.md" || fail "--out report differs from stdout"
+if awk -v p="$tmp/" 'index($5, p) == 1 { f = 1 } END { exit !f }' \
+	/proc/self/mountinfo; then
+	fail "mounts left behind under $tmp"
+fi
+[ ! -e "$tmp/work" ] || [ -z "$(ls -A "$tmp/work")" ] ||
+	fail "generated data left behind: $(ls -A "$tmp/work")"
+echo "e2e_bench_smoke: ok ($(grep -c '^| ' "$out") table lines)"

@@ -1,0 +1,576 @@
+/*
+ * Unit tests of tools/opts.c: policy option parsing (strict numbers, size
+ * suffixes, ranges, configured paths), error reporting (the policy format,
+ * hint lines, I/O messages, the --json objects) and usage errors.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "opts.h"
+
+/* Captures what is written to stdout and stderr between begin and end. */
+struct capture {
+	FILE *out, *err;
+	int saved_out, saved_err;
+	char stdout_text[8192], stderr_text[8192];
+};
+
+static void capture_begin(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	c->out = tmpfile();
+	c->err = tmpfile();
+	assert_non_null(c->out);
+	assert_non_null(c->err);
+	c->saved_out = dup(STDOUT_FILENO);
+	c->saved_err = dup(STDERR_FILENO);
+	dup2(fileno(c->out), STDOUT_FILENO);
+	dup2(fileno(c->err), STDERR_FILENO);
+}
+
+static void slurp(FILE *f, char *buf, size_t cap)
+{
+	size_t n;
+
+	rewind(f);
+	n = fread(buf, 1, cap - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+}
+
+static void capture_end(struct capture *c)
+{
+	fflush(stdout);
+	fflush(stderr);
+	dup2(c->saved_out, STDOUT_FILENO);
+	dup2(c->saved_err, STDERR_FILENO);
+	close(c->saved_out);
+	close(c->saved_err);
+	slurp(c->out, c->stdout_text, sizeof(c->stdout_text));
+	slurp(c->err, c->stderr_text, sizeof(c->stderr_text));
+}
+
+/* Applies one option, returns wsnap_opts_policy's result; stderr in c. */
+static int apply(struct wsnap_policy *p, int opt, const char *arg,
+		 struct capture *c)
+{
+	int r;
+
+	capture_begin(c);
+	r = wsnap_opts_policy(p, opt, arg);
+	capture_end(c);
+	return r;
+}
+
+static void test_cli_limits_plain_numbers(void **state)
+{
+	struct wsnap_policy p;
+	struct capture c;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_MEMBERS, "0", &c), 1);
+	assert_int_equal(p.max_members, 0);
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_MEMBERS, "4294967294", &c), 1);
+	assert_int_equal(p.max_members, 4294967294ULL);
+	assert_int_equal(
+		apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, "18446744073709551615", &c),
+		1);
+	assert_true(p.max_total_size == UINT64_MAX);
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_FILE_SIZE, "1000", &c), 1);
+	assert_int_equal(p.max_file_size, 1000);
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_PATH_LENGTH, "4097", &c), 1);
+	assert_int_equal(p.max_path_length, 4097);
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_DEPTH, "007", &c), 1);
+	assert_int_equal(p.max_depth, 7);
+	assert_string_equal(c.stderr_text, "");
+	wsnap_policy_release(&p);
+}
+
+static void test_cli_limits_size_suffixes(void **state)
+{
+	static const struct {
+		const char *arg;
+		uint64_t want;
+	} ok[] = {
+		{"1K", 1024},
+		{"1k", 1024},
+		{"64G", 64ULL << 30},
+		{"64GiB", 64ULL << 30},
+		{"64GB", 64ULL << 30},
+		{"1M", 1 << 20},
+		{"3T", 3ULL << 40},
+		{"2P", 2ULL << 50},
+		{"0G", 0},
+		{"16383P", 16383ULL << 50},
+		{"unlimited", UINT64_MAX},
+	};
+	struct wsnap_policy p;
+	struct capture c;
+	size_t i;
+
+	wsnap_policy_init(&p);
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		assert_int_equal(
+			apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, ok[i].arg, &c), 1);
+		assert_true(p.max_total_size == ok[i].want);
+		assert_int_equal(
+			apply(&p, WSNAP_OPT_MAX_FILE_SIZE, ok[i].arg, &c), 1);
+		assert_true(p.max_file_size == ok[i].want);
+	}
+	wsnap_policy_release(&p);
+}
+
+static void test_cli_limits_rejects_bad_numbers(void **state)
+{
+	static const char *const bad_count[] = {
+		"",
+		"abc",
+		"-1",
+		"+1",
+		" 1",
+		"1 ",
+		"1x",
+		"0x10",
+		"1e3",
+		"1.0",
+		"1K",
+		"4294967295",
+		"18446744073709551616",
+		"99999999999999999999999999",
+	};
+	static const char *const bad_bytes[] = {
+		"",
+		"-5",
+		"1Q",
+		"16E",
+		"16384P",
+		"17179869184G",
+		"1.5G",
+		"1GG",
+		"1Gi B",
+		"unlim",
+		"G",
+		"1KiBs",
+		"18446744073709551616",
+	};
+	struct wsnap_policy p;
+	struct capture c;
+	size_t i;
+
+	wsnap_policy_init(&p);
+	wsnap_opts_set_command("check");
+	for (i = 0; i < sizeof(bad_count) / sizeof(bad_count[0]); i++) {
+		assert_int_equal(
+			apply(&p, WSNAP_OPT_MAX_MEMBERS, bad_count[i], &c), -1);
+		assert_true(strncmp(c.stderr_text,
+				    "wsnap: check: invalid --max-members ",
+				    36) == 0);
+		/* one line, ending in the pointer to --help */
+		assert_non_null(
+			strstr(c.stderr_text, " (see 'wsnap check --help')\n"));
+		assert_int_equal(strchr(c.stderr_text, '\n') - c.stderr_text +
+					 1,
+				 strlen(c.stderr_text));
+		assert_int_equal(p.max_members, WSNAP_DEFAULT_MAX_MEMBERS);
+		/* counts take no 'unlimited' either */
+		assert_int_equal(
+			apply(&p, WSNAP_OPT_MAX_DEPTH, bad_count[i], &c), -1);
+	}
+	assert_int_equal(apply(&p, WSNAP_OPT_MAX_DEPTH, "unlimited", &c), -1);
+	for (i = 0; i < sizeof(bad_bytes) / sizeof(bad_bytes[0]); i++) {
+		assert_int_equal(
+			apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, bad_bytes[i], &c),
+			-1);
+		assert_true(p.max_total_size == WSNAP_DEFAULT_MAX_TOTAL_SIZE);
+	}
+	/* the value is quoted and escaped in the message */
+	apply(&p, WSNAP_OPT_MAX_MEMBERS, "1\x1b[2J", &c);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: invalid --max-members '1\\x1b[2J': "
+			    "want a whole number from 0 to 4294967294 (see "
+			    "'wsnap check --help')\n");
+	wsnap_opts_set_command(NULL);
+	wsnap_policy_release(&p);
+}
+
+static void test_cli_flags_and_paths(void **state)
+{
+	struct wsnap_policy p;
+	struct capture c;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(apply(&p, WSNAP_OPT_ALLOW_EXTERNAL_SYMLINKS, NULL, &c),
+			 1);
+	assert_true(p.allow_external_symlinks);
+	assert_int_equal(apply(&p, WSNAP_OPT_NO_SYMLINKS, NULL, &c), 1);
+	assert_true(p.no_symlinks);
+	assert_int_equal(apply(&p, WSNAP_OPT_SKIP, "./a//b/", &c), 1);
+	assert_int_equal(apply(&p, WSNAP_OPT_SKIP, "/c", &c), 1);
+	assert_int_equal(p.skip.count, 2);
+	assert_string_equal(p.skip.items[0], "a/b");
+	assert_string_equal(p.skip.items[1], "c");
+	assert_int_equal(apply(&p, WSNAP_OPT_REJECT_PATH, "remote/nested", &c),
+			 1);
+	assert_string_equal(p.reject_path.items[0], "remote/nested");
+	assert_int_equal(apply(&p, WSNAP_OPT_REJECT_SYMLINK, "x/", &c), 1);
+	assert_string_equal(p.reject_symlink.items[0], "x");
+	assert_int_equal(apply(&p, WSNAP_OPT_ROOT_NAME, "workspace/", &c), 1);
+	assert_string_equal(p.root_name, "workspace");
+	/* not policy options */
+	assert_int_equal(apply(&p, WSNAP_OPT_JSON, NULL, &c), 0);
+	assert_int_equal(apply(&p, 'v', NULL, &c), 0);
+	assert_string_equal(c.stderr_text, "");
+	wsnap_policy_release(&p);
+}
+
+static void test_cli_root_name_must_be_one_component(void **state)
+{
+	struct wsnap_policy p;
+	struct capture c;
+
+	wsnap_policy_init(&p);
+	wsnap_opts_set_command("ls");
+	assert_int_equal(apply(&p, WSNAP_OPT_ROOT_NAME, "a/b", &c), -1);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: ls: --root-name must be a single path "
+			    "component (see 'wsnap ls --help')\n");
+	assert_null(p.root_name);
+	wsnap_opts_set_command(NULL);
+	wsnap_policy_release(&p);
+}
+
+/* Reports err with json on or off; returns the exit code. */
+static int report(const struct wsnap_error *err, bool json, struct capture *c)
+{
+	int rc;
+
+	capture_begin(c);
+	rc = wsnap_report(err, json);
+	capture_end(c);
+	return rc;
+}
+
+static void test_cli_report_rejection(void **state)
+{
+	struct wsnap_error err;
+	struct capture c;
+
+	wsnap_error_reject(&err, "/etc/passwd", "absolute path");
+	assert_int_equal(report(&err, false, &c), 3);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: unsafe tar member '/etc/passwd': "
+			    "absolute path\n");
+	assert_string_equal(c.stdout_text, "");
+
+	/* hostile name and target: one line each, nothing raw */
+	wsnap_error_reject(&err, "it's\n\x1b[2J\xff",
+			   "symlink target escapes archive root: %s",
+			   "../\r\x9b\\x");
+	assert_int_equal(report(&err, false, &c), 3);
+	assert_string_equal(
+		c.stderr_text,
+		"wsnap: unsafe tar member \"it's\\n\\x1b[2J\\xff\": symlink "
+		"target escapes archive root: ../\\r\\x9b\\\\x\n"
+		"wsnap: hint: --allow-external-symlinks accepts symlinks whose "
+		"targets leave the snapshot\n");
+}
+
+static void test_cli_report_rejection_json(void **state)
+{
+	struct wsnap_error err;
+	struct capture c;
+
+	wsnap_error_reject(&err, "venv/bin/\xffpython3",
+			   "absolute symlink target not allowed: %s",
+			   "/usr/bin/python3");
+	assert_int_equal(report(&err, true, &c), 3);
+	assert_string_equal(
+		c.stdout_text,
+		"{\"ok\":false,\"error\":\"rejected\",\"member\":"
+		"\"venv/bin/\\udcffpython3\",\"reason\":\"absolute "
+		"symlink target not allowed: /usr/bin/python3\"}\n");
+	assert_string_equal(
+		c.stderr_text,
+		"wsnap: unsafe tar member 'venv/bin/\\xffpython3': absolute "
+		"symlink target not allowed: /usr/bin/python3\n"
+		"wsnap: hint: --allow-external-symlinks accepts symlinks whose "
+		"targets leave the snapshot\n");
+}
+
+static void test_cli_report_stream(void **state)
+{
+	struct wsnap_error err;
+	struct capture c;
+
+	wsnap_error_stream(&err);
+	assert_int_equal(report(&err, false, &c), 3);
+	assert_string_equal(c.stderr_text, "wsnap: unsafe tar member '<tar>': "
+					   "invalid tar stream\n");
+}
+
+/* Every limit's reason gets a hint naming its option; others none. */
+static void test_cli_report_limit_hints(void **state)
+{
+	static const struct {
+		const char *reason, *option;
+	} limits[] = {
+		{"archive member count exceeds limit", "--max-members N "},
+		{"archive extracted size exceeds limit",
+		 "--max-total-size BYTES "},
+		{"file size exceeds limit", "--max-file-size BYTES "},
+		{"path too long", "--max-path-length BYTES "},
+		{"path too deep", "--max-depth N "},
+	};
+	static const char *const no_hint[] = {
+		"absolute path",
+		"parent traversal",
+		"hardlink member not allowed",
+		"symlink member not allowed",
+		"archive path descends through symlink: a",
+		"duplicate archive path: a",
+		"path too long x",
+		"symlink target escapes archive root",
+	};
+	struct wsnap_error err;
+	struct capture c;
+	char want[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+		wsnap_error_reject(&err, "m", "%s", limits[i].reason);
+		assert_int_equal(report(&err, false, &c), 3);
+		snprintf(want, sizeof(want),
+			 "wsnap: unsafe tar member 'm': %s\nwsnap: hint: %s",
+			 limits[i].reason, limits[i].option);
+		assert_true(strncmp(c.stderr_text, want, strlen(want)) == 0);
+	}
+	for (i = 0; i < sizeof(no_hint) / sizeof(no_hint[0]); i++) {
+		wsnap_error_reject(&err, "m", "%s", no_hint[i]);
+		report(&err, false, &c);
+		assert_null(strstr(c.stderr_text, "hint"));
+	}
+}
+
+static void test_cli_report_io(void **state)
+{
+	struct wsnap_error err;
+	struct capture c;
+
+	wsnap_error_io(&err, 2, "x.tar", "cannot open");
+	assert_int_equal(report(&err, false, &c), 4);
+	assert_string_equal(c.stderr_text, "wsnap: cannot open 'x.tar': No "
+					   "such file or directory\n");
+	assert_int_equal(report(&err, true, &c), 4);
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"io\",\"message\":"
+			    "\"cannot open 'x.tar': No such file or "
+			    "directory\"}\n");
+
+	/* a hostile path: escaped on stderr, exact in JSON */
+	wsnap_error_io(&err, 28, "d/\n\xfe", "cannot write");
+	assert_int_equal(report(&err, true, &c), 4);
+	assert_string_equal(c.stderr_text, "wsnap: cannot write 'd/\\n\\xfe': "
+					   "No space left on device\n");
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"io\",\"message\":"
+			    "\"cannot write 'd/\\u000a\\udcfe': No space left "
+			    "on device\"}\n");
+
+	/* no path, no errno */
+	wsnap_error_io(&err, 0, NULL, "mount failed");
+	assert_int_equal(report(&err, false, &c), 4);
+	assert_string_equal(c.stderr_text, "wsnap: mount failed\n");
+}
+
+static void test_cli_report_usage_and_ok(void **state)
+{
+	struct wsnap_error err;
+	struct capture c;
+
+	wsnap_error_usage(&err, "an empty prefix");
+	assert_int_equal(report(&err, true, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: an empty prefix\n");
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"usage\","
+			    "\"message\":\"an empty prefix\"}\n");
+	wsnap_error_clear(&err);
+	assert_int_equal(report(&err, true, &c), 0);
+	assert_string_equal(c.stderr_text, "");
+	assert_string_equal(c.stdout_text, "");
+}
+
+static void test_cli_usage_error_one_line(void **state)
+{
+	struct capture c;
+	int rc;
+
+	capture_begin(&c);
+	rc = wsnap_usage_error("ls", "missing %s", "ARCHIVE");
+	capture_end(&c);
+	assert_int_equal(rc, 2);
+	assert_string_equal(c.stderr_text, "wsnap: ls: missing ARCHIVE (see "
+					   "'wsnap ls --help')\n");
+}
+
+/* Runs getopt_long over argv as a subcommand does; returns the rc of
+ * wsnap_opts_bad_option for the first bad option (0 if none). */
+static int parse(int argc, char **argv, struct capture *c)
+{
+	static const struct option longopts[] = {
+		WSNAP_POLICY_LONGOPTS,
+		{"json", no_argument, NULL, WSNAP_OPT_JSON},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int opt, rc = 0;
+
+	optind = 0; /* full reinitialization for each argv (glibc) */
+	opterr = 0;
+	capture_begin(c);
+	while ((opt = getopt_long(argc, argv, ":hvo:", longopts, NULL)) != -1)
+		if (opt == '?' || opt == ':') {
+			rc = wsnap_opts_bad_option("check", opt, argv);
+			break;
+		}
+	capture_end(c);
+	return rc;
+}
+
+static void test_cli_bad_options_named(void **state)
+{
+	char *a1[] = {"check", "--bogus", "x", NULL};
+	char *a2[] = {"check", "--bogus=1", NULL};
+	char *a3[] = {"check", "x", "--skip", NULL};
+	char *a4[] = {"check", "-vq", NULL};
+	char *a5[] = {"check", "-o", NULL};
+	char *a6[] = {"check", "--json=yes", NULL};
+	char *a7[] = {"check", "--json", "-v", "x", NULL};
+	struct capture c;
+
+	assert_int_equal(parse(3, a1, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: option '--bogus' is "
+					   "not known (see 'wsnap check "
+					   "--help')\n");
+	assert_int_equal(parse(2, a2, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: option '--bogus' is "
+					   "not known (see 'wsnap check "
+					   "--help')\n");
+	assert_int_equal(parse(3, a3, &c), 2);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: option '--skip' needs an argument "
+			    "(see 'wsnap check --help')\n");
+	assert_int_equal(parse(2, a4, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: option '-q' is not "
+					   "known (see 'wsnap check "
+					   "--help')\n");
+	assert_int_equal(parse(2, a5, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: option '-o' needs "
+					   "an argument (see 'wsnap check "
+					   "--help')\n");
+	assert_int_equal(parse(2, a6, &c), 2);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: option '--json' takes no argument "
+			    "(see 'wsnap check --help')\n");
+	assert_int_equal(parse(4, a7, &c), 0);
+	assert_string_equal(c.stderr_text, "");
+}
+
+static int helped;
+
+static void fake_help(void)
+{
+	helped++;
+}
+
+/* Parses a simple command line; stderr in c. */
+static int parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
+			unsigned flags, struct capture *c)
+{
+	int rc;
+
+	optind = 0;
+	capture_begin(c);
+	rc = wsnap_opts_parse_simple(cl, argc, argv, flags, "ARCHIVE",
+				     fake_help);
+	capture_end(c);
+	return rc;
+}
+
+static void test_cli_parse_simple(void **state)
+{
+	char *a1[] = {"check", "--json",      "x.tar", "-v", "--skip",
+		      "a/",    "--max-depth", "3",     NULL};
+	char *a2[] = {"ls", "-v", "x.tar", NULL};
+	char *a3[] = {"ls", "x.tar", "--help", NULL};
+	char *a4[] = {"ls", NULL};
+	char *a5[] = {"ls", "a", "b", NULL};
+	char *a6[] = {"ls", "--max-depth", "x", "a", NULL};
+	char *a7[] = {"ls", "--", "-", NULL};
+	struct wsnap_cmdline cl;
+	struct capture c;
+
+	assert_int_equal(parse_simple(&cl, 8, a1, WSNAP_CMDLINE_VERBOSE, &c),
+			 -1);
+	assert_true(cl.json && cl.verbose);
+	assert_int_equal(cl.noperands, 1);
+	assert_string_equal(cl.operands[0], "x.tar");
+	assert_string_equal(cl.policy.skip.items[0], "a");
+	assert_int_equal(cl.policy.max_depth, 3);
+	wsnap_policy_release(&cl.policy);
+
+	assert_int_equal(parse_simple(&cl, 3, a2, 0, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: ls: option '-v' is not "
+					   "known (see 'wsnap ls --help')\n");
+	wsnap_policy_release(&cl.policy);
+
+	helped = 0;
+	assert_int_equal(parse_simple(&cl, 3, a3, 0, &c), 0);
+	assert_int_equal(helped, 1);
+	wsnap_policy_release(&cl.policy);
+
+	assert_int_equal(parse_simple(&cl, 1, a4, 0, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: ls: missing ARCHIVE (see "
+					   "'wsnap ls --help')\n");
+	wsnap_policy_release(&cl.policy);
+
+	assert_int_equal(parse_simple(&cl, 3, a5, 0, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: ls: too many arguments "
+					   "(see 'wsnap ls --help')\n");
+	wsnap_policy_release(&cl.policy);
+
+	assert_int_equal(parse_simple(&cl, 4, a6, 0, &c), 2);
+	wsnap_policy_release(&cl.policy);
+
+	assert_int_equal(parse_simple(&cl, 3, a7, 0, &c), -1);
+	assert_string_equal(cl.operands[0], "-");
+	wsnap_policy_release(&cl.policy);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_cli_limits_plain_numbers),
+		cmocka_unit_test(test_cli_limits_size_suffixes),
+		cmocka_unit_test(test_cli_limits_rejects_bad_numbers),
+		cmocka_unit_test(test_cli_flags_and_paths),
+		cmocka_unit_test(test_cli_root_name_must_be_one_component),
+		cmocka_unit_test(test_cli_report_rejection),
+		cmocka_unit_test(test_cli_report_rejection_json),
+		cmocka_unit_test(test_cli_report_stream),
+		cmocka_unit_test(test_cli_report_limit_hints),
+		cmocka_unit_test(test_cli_report_io),
+		cmocka_unit_test(test_cli_report_usage_and_ok),
+		cmocka_unit_test(test_cli_usage_error_one_line),
+		cmocka_unit_test(test_cli_bad_options_named),
+		cmocka_unit_test(test_cli_parse_simple),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

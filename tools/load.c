@@ -1,0 +1,129 @@
+/*
+ * Opening archives and building their index for the subcommands (opts.h):
+ * "-" is standard input, a directory or a terminal is refused, and a large
+ * input shows a progress line on a terminal.
+ */
+#include "opts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "json.h"
+
+int wsnap_open_archive(const char *path, struct wsnap_error *err)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(path, "-") == 0) {
+		if (isatty(STDIN_FILENO)) {
+			wsnap_error_usage(err, "refusing to read an archive "
+					       "from a terminal (standard "
+					       "input)");
+			return -1;
+		}
+		fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (fd < 0)
+			wsnap_error_io(err, errno, "-",
+				       "cannot read standard input");
+		return fd;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		wsnap_error_io(err, errno, path, "cannot open");
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		wsnap_error_io(err, errno, path, "cannot stat");
+		close(fd);
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		wsnap_error_io(err, EISDIR, path, "cannot read archive");
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Progress on a terminal, for inputs of at least PROGRESS_MIN bytes. */
+#define PROGRESS_MIN	  (64ULL << 20)
+#define PROGRESS_EVERY_NS 200000000LL
+
+struct progress {
+	const char *path;
+	struct timespec last;
+	bool shown;
+};
+
+static int64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000000LL +
+	       (b->tv_nsec - a->tv_nsec);
+}
+
+static void put_mib(FILE *f, uint64_t bytes)
+{
+	fprintf(f, "%llu.%llu MiB", (unsigned long long)(bytes >> 20),
+		(unsigned long long)(((bytes & ((1u << 20) - 1)) * 10) >> 20));
+}
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *pr = ctx;
+	struct timespec now;
+
+	if ((total ? total : done) < PROGRESS_MIN)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (pr->shown && elapsed_ns(&pr->last, &now) < PROGRESS_EVERY_NS)
+		return;
+	pr->last = now;
+	pr->shown = true;
+	fputs("\rwsnap: reading ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, pr->path, strlen(pr->path));
+	fputs(": ", stderr);
+	put_mib(stderr, done);
+	if (total && done <= total) {
+		fputs(" of ", stderr);
+		put_mib(stderr, total);
+		fprintf(stderr, " (%u%%)", (unsigned)(done * 100 / total));
+	}
+	fputs("\033[K", stderr);
+	fflush(stderr);
+}
+
+enum wsnap_status wsnap_load_index(const char *path,
+				   const struct wsnap_policy *policy,
+				   bool keep_data, struct wsnap_index **out,
+				   struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
+	struct progress pr = {.path = strcmp(path, "-") ? path : "-"};
+	enum wsnap_status st;
+	int fd;
+
+	*out = NULL;
+	fd = wsnap_open_archive(path, err);
+	if (fd < 0)
+		return err->status;
+	if (isatty(STDERR_FILENO)) {
+		ropts.progress = progress_cb;
+		ropts.progress_ctx = &pr;
+		clock_gettime(CLOCK_MONOTONIC, &pr.last);
+	}
+	st = wsnap_index_build(out, fd, policy, &ropts, err);
+	if (pr.shown) {
+		fputs("\r\033[K", stderr);
+		fflush(stderr);
+	}
+	close(fd);
+	if (st != WSNAP_OK)
+		*out = NULL;
+	return st;
+}
