@@ -102,11 +102,11 @@ static void print_summary(const char *dest, const struct wsnap_export_stats *st)
 {
 	printf("exported %" PRIu64 " members to ", st->members);
 	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, dest, strlen(dest));
-	printf("%s: %" PRIu64 " directories created, %" PRIu64
-	       " kept, %" PRIu64 " files (%" PRIu64 " bytes), %" PRIu64
-	       " symlinks, %" PRIu64 " entries replaced\n",
-	       st->created ? " (new)" : "", st->dirs, st->dirs_kept,
-	       st->files, st->bytes, st->symlinks, st->replaced);
+	printf("%s: %" PRIu64 " directories created, %" PRIu64 " kept, %" PRIu64
+	       " files (%" PRIu64 " bytes), %" PRIu64 " symlinks, %" PRIu64
+	       " entries replaced\n",
+	       st->created ? " (new)" : "", st->dirs, st->dirs_kept, st->files,
+	       st->bytes, st->symlinks, st->replaced);
 }
 
 int wsnap_cmd_export(int argc, char **argv)
@@ -133,7 +133,8 @@ int wsnap_cmd_export(int argc, char **argv)
 	wsnap_error_clear(&err);
 	memset(&st, 0, sizeof(st));
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			fputs(export_usage, stdout);
@@ -154,18 +155,23 @@ int wsnap_cmd_export(int argc, char **argv)
 				goto out;
 			}
 			break;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(argv[0], opt, argv);
+			goto out;
 		default:
 			rc = wsnap_opts_policy(&policy, opt, optarg);
 			if (rc == 1)
 				break;
-			if (rc == 0)
-				wsnap_usage_error("export", "unknown option");
-			rc = 2;
+			rc = rc < 0 ? WSNAP_USAGE
+				    : wsnap_opts_bad_option(argv[0], '?', argv);
 			goto out;
 		}
 	}
 	if (argc - optind != 2) {
-		rc = wsnap_usage_error("export", "expected ARCHIVE and DEST");
+		rc = wsnap_usage_error(
+			"export", argc - optind > 2 ? "too many arguments"
+						    : "missing ARCHIVE DEST");
 		goto out;
 	}
 	if (argv[optind + 1][0] == '\0') {
@@ -195,12 +201,7 @@ int wsnap_cmd_export(int argc, char **argv)
 		print_json(argv[optind + 1], &st);
 	else if (verbose)
 		print_summary(argv[optind + 1], &st);
-	rc = 0;
-	if (fflush(stdout) != 0 || ferror(stdout)) {
-		wsnap_error_io(&err, errno ? errno : EIO, "standard output",
-			       "cannot write");
-		rc = wsnap_report(&err, false);
-	}
+	rc = wsnap_out_finish(stdout, "standard output");
 out:
 	wsnap_index_free(idx);
 	wsnap_policy_release(&policy);

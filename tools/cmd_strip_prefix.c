@@ -180,7 +180,8 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 	wsnap_policy_init(&policy);
 	wsnap_error_clear(&err);
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "vh", longopts, NULL)) != -1) {
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			fputs(strip_usage, stdout);
@@ -193,19 +194,23 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		case OPT_PREFIX:
 			prefix = optarg;
 			break;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(argv[0], opt, argv);
+			goto out;
 		default:
 			rc = wsnap_opts_policy(&policy, opt, optarg);
 			if (rc == 1)
 				break;
-			if (rc == 0)
-				wsnap_usage_error("strip-prefix",
-						  "unknown option");
-			rc = 2;
+			rc = rc < 0 ? WSNAP_USAGE
+				    : wsnap_opts_bad_option(argv[0], '?', argv);
 			goto out;
 		}
 	}
 	if (argc - optind != 2) {
-		rc = wsnap_usage_error("strip-prefix", "expected IN and OUT");
+		rc = wsnap_usage_error("strip-prefix",
+				       argc - optind > 2 ? "too many arguments"
+							 : "missing IN OUT");
 		goto out;
 	}
 	if (!prefix) {
