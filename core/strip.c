@@ -247,6 +247,86 @@ static enum wsnap_status copy_file_data(struct strip_copy *c, uint64_t size)
 	return write_zeros(c, size - pos);
 }
 
+struct xattr_ref {
+	const char *name;
+	int index;
+};
+
+static int xattr_ref_cmp(const void *a, const void *b)
+{
+	const struct xattr_ref *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+
+	return c ? c : (x->index > y->index) - (x->index < y->index);
+}
+
+/*
+ * libarchive's pax writer stores each xattr twice (LIBARCHIVE.xattr.* and
+ * SCHILY.xattr.*) and its reader reports both: without this, every rewrite
+ * would double them. Keeps the first value of each name, in order.
+ */
+static enum wsnap_status dedupe_xattrs(struct strip_copy *c,
+				       struct archive_entry *e)
+{
+	int n = archive_entry_xattr_reset(e), i, kept = 0;
+	struct xattr_ref *refs;
+	char *keep;
+	enum wsnap_status s = WSNAP_OK;
+
+	if (n < 2)
+		return WSNAP_OK;
+	refs = calloc((size_t)n, sizeof(*refs));
+	keep = calloc((size_t)n, 1);
+	if (!refs || !keep) {
+		s = wsnap_error_io(c->err, ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		const char *name = NULL;
+		const void *value;
+		size_t size;
+
+		archive_entry_xattr_next(e, &name, &value, &size);
+		refs[i].name = name ? name : "";
+		refs[i].index = i;
+	}
+	qsort(refs, (size_t)n, sizeof(*refs), xattr_ref_cmp);
+	for (i = 0; i < n; i++)
+		if (i == 0 || strcmp(refs[i].name, refs[i - 1].name) != 0) {
+			keep[refs[i].index] = 1;
+			kept++;
+		}
+	if (kept == n)
+		goto out;
+	{
+		/* the entry owns the strings: copy what is kept first */
+		struct archive_entry *copy = archive_entry_clone(e);
+
+		if (!copy) {
+			s = wsnap_error_io(c->err, ENOMEM, NULL,
+					   "out of memory");
+			goto out;
+		}
+		archive_entry_xattr_clear(e);
+		archive_entry_xattr_reset(copy);
+		for (i = 0; i < n; i++) {
+			const char *name;
+			const void *value;
+			size_t size;
+
+			archive_entry_xattr_next(copy, &name, &value, &size);
+			if (keep[i])
+				archive_entry_xattr_add_entry(e, name, value,
+							      size);
+		}
+		archive_entry_free(copy);
+	}
+out:
+	free(refs);
+	free(keep);
+	return s;
+}
+
 static enum wsnap_status copy_member(struct strip_copy *c,
 				     struct archive_entry *e)
 {
@@ -270,6 +350,8 @@ static enum wsnap_status copy_member(struct strip_copy *c,
 	/* The entry keeps every other attribute; the writer derives its
 	 * extended header (and 'path' when needed) from this new name. */
 	archive_entry_copy_pathname(e, c->name);
+	if (dedupe_xattrs(c, e) != WSNAP_OK)
+		return WSNAP_IO;
 	if (!regular || archive_entry_size(e) < 0)
 		archive_entry_set_size(e, 0);
 	size = (uint64_t)archive_entry_size(e);

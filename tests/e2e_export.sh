@@ -200,13 +200,16 @@ EOF
 mkdir race
 "$WSNAP_BIN" export many.tar race
 (
+	set +e
 	cd race
+	n=0
 	while :; do
 		for t in sub sub/d2 sub/d4; do
-			mv "$t" .away 2>/dev/null || continue
-			ln -s "$work/outside" "$t" 2>/dev/null
-			rm -f "$t"
-			mv .away "$t" 2>/dev/null || rm -rf .away
+			mv -T "$t" .away 2>/dev/null || continue
+			ln -s "$work/outside" "$t" 2>/dev/null && n=$((n + 1))
+			[ -L "$t" ] && rm -f "$t"
+			mv -T .away "$t" 2>/dev/null || rm -rf .away
+			[ $((n % 50)) -eq 0 ] && echo $n >"$work/swaps"
 		done
 	done
 ) &
@@ -218,7 +221,11 @@ while [ $SECONDS -lt $end ]; do
 	runs=$((runs + 1)); [ $rc -eq 0 ] && ok=$((ok + 1))
 	[ $rc -eq 0 ] || [ $rc -eq 3 ] || [ $rc -eq 4 ] || fail "race: exit $rc"
 done
-kill "$attacker"; wait "$attacker" 2>/dev/null || true; attacker=
+kill "$attacker" 2>/dev/null || fail "race: the attacker died early"
+wait "$attacker" 2>/dev/null || true
+attacker=
 outside_untouched "concurrent attacker"
-echo "e2e_export: race: $runs exports ($ok ok) in ${RACE_SECONDS:-3} s"
+swaps=$(cat swaps 2>/dev/null || echo 0)
+[ "$swaps" -gt 0 ] || fail "race: no symlink swap happened"
+echo "e2e_export: race: $runs exports ($ok ok), >= $swaps symlink swaps in ${RACE_SECONDS:-3} s"
 echo "e2e_export: ok"
