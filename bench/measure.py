@@ -37,8 +37,16 @@ class Timeout(Exception):
     pass
 
 
+class Interrupted(Exception):
+    pass
+
+
 def on_alarm(signum, frame):
     raise Timeout()
+
+
+def on_signal(signum, frame):
+    raise Interrupted(signum)
 
 
 def daemons(path):
@@ -95,6 +103,10 @@ def main(argv):
         rss = tempfile.NamedTemporaryFile(prefix="measure-rss-")
         cmd = [GNU_TIME, "-q", "-f", "%M", "-o", rss.name, "--"] + cmd
     signal.signal(signal.SIGALRM, on_alarm)
+    # The command runs in a session of its own (a terminal's Ctrl-C does not
+    # reach it), so an interrupted measure takes its command down itself.
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
     with open(out, "wb") as stdout:
         t0 = time.perf_counter()
         try:
@@ -110,12 +122,15 @@ def main(argv):
             _, status, ru = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             signal.setitimer(signal.ITIMER_REAL, 0)
-        except Timeout:
+        except (Timeout, Interrupted) as e:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             proc.wait()
+            if isinstance(e, Interrupted):
+                print("fail -%d interrupted" % e.args[0])
+                return 128 + e.args[0]
             print("over %g" % timeout)
             return 0
     rc = os.waitstatus_to_exitcode(status)

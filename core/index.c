@@ -1,0 +1,575 @@
+/*
+ * The member index (index.h): freezing the builder's tree into the
+ * immutable index, lookups, and reads of member data.
+ *
+ * Invariants, beyond those of index.h:
+ *  - a parent sorts before its children (its path is a proper prefix of
+ *    theirs), so parent < ino for every ino but the root;
+ *  - children[first_child .. first_child + nchildren) of a directory are its
+ *    children in ascending ino order, which is ascending name order: they
+ *    all share the prefix "dir/" and differ after it;
+ *  - every node but the root is in exactly one chain of 'buckets', chosen by
+ *    SipHash of its full path under a key drawn for this index; a lookup by
+ *    path and one by (parent, name) hash the same bytes, so both are one
+ *    probe;
+ *  - memory: sizeof(struct wsnap_node) (80) per node, 4 in the children
+ *    table, 4 to 8 for buckets (a power of two >= count), the path and
+ *    target bytes exactly (NUL included), the sparse maps; nothing per node
+ *    is allocated on its own.
+ */
+#include "index_impl.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builder.h"
+#include "policy.h"
+
+struct sort_ent {
+	const char *path;
+	uint32_t id;
+};
+
+static int sort_ent_cmp(const void *a, const void *b)
+{
+	const struct sort_ent *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+static uint32_t path_bucket(const struct wsnap_index *idx, const char *dir,
+			    size_t dirlen, const char *name, size_t len)
+{
+	struct wsnap_hasher h;
+
+	wsnap_hasher_init(&h, &idx->key);
+	if (dirlen) {
+		wsnap_hasher_update(&h, dir, dirlen);
+		wsnap_hasher_update(&h, "/", 1);
+	}
+	wsnap_hasher_update(&h, name, len);
+	return (uint32_t)wsnap_hasher_final(&h) & idx->mask;
+}
+
+static void index_release(struct wsnap_index *idx)
+{
+	free(idx->nodes);
+	free(idx->children);
+	free(idx->buckets);
+	free(idx->paths);
+	free(idx->targets);
+	free(idx->runs);
+	free(idx->sparse);
+}
+
+void wsnap_index_free(struct wsnap_index *idx)
+{
+	if (!idx)
+		return;
+	if (idx->data_fd >= 0)
+		close(idx->data_fd);
+	index_release(idx);
+	free(idx);
+}
+
+/* Presents one tree node as an index node (copied to *d). */
+static void present(struct wsnap_node *d, const struct wsnap_node *s,
+		    char **tgt)
+{
+	*d = *s;
+	d->hash_next = 0;
+	d->first_child = 0;
+	d->nchildren = 0;
+	d->nsubdirs = 0;
+	d->target = NULL;
+	switch (s->type) {
+	case WSNAP_TYPE_DIR:
+		d->mode = WSNAP_DIR_MODE;
+		d->size = WSNAP_DIR_SIZE;
+		d->offset = 0;
+		d->sparse = 0;
+		break;
+	case WSNAP_TYPE_SYMLINK:
+		d->mode = 0777;
+		d->offset = 0;
+		d->sparse = 0;
+		memcpy(*tgt, s->target, s->size);
+		(*tgt)[s->size] = '\0';
+		d->target = *tgt;
+		*tgt += s->size + 1;
+		break;
+	default:
+		d->mode = (uint16_t)wsnap_policy_file_mode(s->mode);
+		break;
+	}
+}
+
+/* Children tables and the lookup hash of a frozen node array. */
+static enum wsnap_status link_nodes(struct wsnap_index *idx,
+				    struct wsnap_error *err)
+{
+	struct wsnap_node *nodes = idx->nodes;
+	uint32_t n = idx->count, ino, pos = 0;
+	size_t nb = 1;
+
+	for (ino = 2; ino <= n; ino++) {
+		struct wsnap_node *p = &nodes[nodes[ino - 1].parent - 1];
+
+		p->nchildren++;
+		if (nodes[ino - 1].type == WSNAP_TYPE_DIR)
+			p->nsubdirs++;
+	}
+	for (ino = 1; ino <= n; ino++) {
+		nodes[ino - 1].first_child = pos;
+		pos += nodes[ino - 1].nchildren;
+	}
+	idx->children = malloc((n > 1 ? n - 1 : 1) * sizeof(uint32_t));
+	while (nb < n)
+		nb <<= 1;
+	idx->buckets = calloc(nb, sizeof(uint32_t));
+	if (!idx->children || !idx->buckets)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	idx->mask = (uint32_t)(nb - 1);
+	/* hash_next counts the children placed so far, then becomes the
+	 * chain link */
+	for (ino = 2; ino <= n; ino++) {
+		struct wsnap_node *p = &nodes[nodes[ino - 1].parent - 1];
+
+		idx->children[p->first_child + p->hash_next++] = ino;
+	}
+	for (ino = 1; ino <= n; ino++)
+		nodes[ino - 1].hash_next = 0;
+	for (ino = n; ino >= 2; ino--) {
+		struct wsnap_node *d = &nodes[ino - 1];
+		const struct wsnap_node *p = &nodes[d->parent - 1];
+		uint32_t b = path_bucket(
+			idx, p->path, d->name_off - !!d->name_off,
+			d->path + d->name_off, strlen(d->path + d->name_off));
+
+		d->hash_next = idx->buckets[b];
+		idx->buckets[b] = ino;
+	}
+	return WSNAP_OK;
+}
+
+static void compute_stats(struct wsnap_index *idx)
+{
+	struct wsnap_index_stats *st = &idx->stats;
+	uint32_t ino;
+
+	memset(st, 0, sizeof(*st));
+	for (ino = 2; ino <= idx->count; ino++) {
+		const struct wsnap_node *n = &idx->nodes[ino - 1];
+
+		if (!(n->flags & WSNAP_NODE_IMPLICIT))
+			st->members++;
+		switch (n->type) {
+		case WSNAP_TYPE_DIR:
+			st->dirs++;
+			if (n->flags & WSNAP_NODE_IMPLICIT)
+				st->implicit++;
+			break;
+		case WSNAP_TYPE_FILE:
+			st->files++;
+			st->total_bytes += n->size;
+			break;
+		default:
+			st->symlinks++;
+			break;
+		}
+	}
+	st->memory_bytes = sizeof(*idx) +
+			   (uint64_t)idx->count * sizeof(struct wsnap_node) +
+			   (uint64_t)(idx->count > 1 ? idx->count - 1 : 1) *
+				   sizeof(uint32_t) +
+			   ((uint64_t)idx->mask + 1) * sizeof(uint32_t) +
+			   idx->paths_bytes + idx->targets_bytes +
+			   idx->nruns * sizeof(struct wsnap_index_run) +
+			   idx->nsparse * sizeof(struct wsnap_index_sparse);
+	st->compression = "none";
+}
+
+/*
+ * Full paths of the tree, written in id order into one buffer: plen[id] is
+ * the length, pathp[id] the string. Returns the buffer size or 0 when a
+ * path would not fit a node's 32-bit name offset.
+ */
+static size_t tree_paths(const struct wsnap_index_tree *tree, uint32_t *plen,
+			 char **pathp, char *buf, size_t *targets)
+{
+	const struct wsnap_node *src = tree->nodes;
+	size_t total = 1;
+	uint32_t id;
+
+	plen[1] = 0;
+	*targets = 0;
+	for (id = 2; id <= tree->count; id++) {
+		const struct wsnap_node *s = &src[id - 1];
+		uint64_t l = s->name_off;
+
+		if (s->parent != 1)
+			l += (uint64_t)plen[s->parent] + 1;
+		if (l >= UINT32_MAX)
+			return 0;
+		plen[id] = (uint32_t)l;
+		total += l + 1;
+		if (s->type == WSNAP_TYPE_SYMLINK)
+			*targets += s->size + 1;
+	}
+	if (!buf)
+		return total;
+	pathp[1] = buf;
+	*buf++ = '\0';
+	for (id = 2; id <= tree->count; id++) {
+		const struct wsnap_node *s = &src[id - 1];
+
+		pathp[id] = buf;
+		if (s->parent != 1) {
+			memcpy(buf, pathp[s->parent], plen[s->parent]);
+			buf += plen[s->parent];
+			*buf++ = '/';
+		}
+		memcpy(buf, s->path, s->name_off);
+		buf += s->name_off;
+		*buf++ = '\0';
+	}
+	return total;
+}
+
+enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
+				     struct wsnap_index_tree *tree,
+				     uint32_t *inomap, struct wsnap_error *err)
+{
+	const struct wsnap_node *src = tree->nodes;
+	uint32_t n = tree->count, ino;
+	uint32_t *plen = NULL;
+	char **pathp = NULL;
+	char *tmp = NULL, *w, *t;
+	struct sort_ent *ents = NULL;
+	struct wsnap_index *idx;
+	size_t total, ttotal;
+	enum wsnap_status st;
+
+	*out = NULL;
+	idx = calloc(1, sizeof(*idx));
+	if (!idx)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	idx->data_fd = -1;
+	idx->count = n;
+	idx->runs = tree->runs;
+	idx->nruns = tree->nruns;
+	idx->sparse = tree->sparse;
+	idx->nsparse = tree->nsparse;
+	tree->runs = NULL;
+	tree->sparse = NULL;
+	wsnap_hash_key_init(&idx->key);
+
+	plen = malloc(((size_t)n + 1) * sizeof(*plen));
+	pathp = malloc(((size_t)n + 1) * sizeof(*pathp));
+	ents = malloc((size_t)n * sizeof(*ents));
+	if (!plen || !pathp || !ents)
+		goto oom;
+	total = tree_paths(tree, plen, pathp, NULL, &ttotal);
+	if (!total) {
+		st = wsnap_error_io(err, ENAMETOOLONG, NULL, "path too long");
+		goto out;
+	}
+	tmp = malloc(total);
+	if (!tmp)
+		goto oom;
+	tree_paths(tree, plen, pathp, tmp, &ttotal);
+	for (ino = 1; ino <= n; ino++) {
+		ents[ino - 1].path = pathp[ino];
+		ents[ino - 1].id = ino;
+	}
+	/* the root's "" sorts first */
+	qsort(ents, n, sizeof(*ents), sort_ent_cmp);
+	for (ino = 1; ino <= n; ino++)
+		inomap[ents[ino - 1].id] = ino;
+
+	/* nodes, paths and targets laid out in ino order, exact sizes */
+	idx->nodes = malloc((size_t)n * sizeof(*idx->nodes));
+	idx->paths = malloc(total);
+	idx->targets = malloc(ttotal ? ttotal : 1);
+	if (!idx->nodes || !idx->paths || !idx->targets)
+		goto oom;
+	idx->paths_bytes = total;
+	idx->targets_bytes = ttotal;
+	w = idx->paths;
+	t = idx->targets;
+	for (ino = 1; ino <= n; ino++) {
+		uint32_t id = ents[ino - 1].id;
+		const struct wsnap_node *s = &src[id - 1];
+		struct wsnap_node *d = &idx->nodes[ino - 1];
+
+		present(d, s, &t);
+		memcpy(w, pathp[id], (size_t)plen[id] + 1);
+		d->path = w;
+		w += plen[id] + 1;
+		d->name_off = plen[id] - s->name_off;
+		d->parent = ino == 1 ? 1 : inomap[s->parent];
+	}
+	free(tmp);
+	tmp = NULL;
+	free(ents);
+	ents = NULL;
+	st = link_nodes(idx, err);
+	if (st != WSNAP_OK)
+		goto out;
+	compute_stats(idx);
+	*out = idx;
+	idx = NULL;
+	goto out;
+oom:
+	st = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+out:
+	free(plen);
+	free(pathp);
+	free(tmp);
+	free(ents);
+	wsnap_index_free(idx);
+	return st;
+}
+
+uint32_t wsnap_index_count(const struct wsnap_index *idx)
+{
+	return idx ? idx->count : 0;
+}
+
+const struct wsnap_node *wsnap_index_node(const struct wsnap_index *idx,
+					  uint32_t ino)
+{
+	if (!idx || ino < 1 || ino > idx->count)
+		return NULL;
+	return &idx->nodes[ino - 1];
+}
+
+/* s[0..len) equals the NUL-terminated z (s holds no NUL: checked). */
+static bool same_text(const char *z, const char *s, size_t len)
+{
+	return strncmp(z, s, len) == 0 && z[len] == '\0';
+}
+
+uint32_t wsnap_index_lookup(const struct wsnap_index *idx, const char *path,
+			    size_t len)
+{
+	uint32_t ino;
+	size_t i;
+
+	if (!idx)
+		return 0;
+	if (len == 0)
+		return WSNAP_ROOT_INO;
+	if (memchr(path, '\0', len))
+		return 0;
+	for (i = 0; i < len; i++)
+		if (path[i] == '/' &&
+		    (i == 0 || i + 1 == len || path[i + 1] == '/'))
+			return 0;
+	ino = idx->buckets[path_bucket(idx, NULL, 0, path, len)];
+	for (; ino; ino = idx->nodes[ino - 1].hash_next)
+		if (same_text(idx->nodes[ino - 1].path, path, len))
+			return ino;
+	return 0;
+}
+
+uint32_t wsnap_index_child(const struct wsnap_index *idx, uint32_t parent,
+			   const char *name, size_t len)
+{
+	const struct wsnap_node *p = wsnap_index_node(idx, parent);
+	uint32_t ino;
+
+	if (!p || p->type != WSNAP_TYPE_DIR || len == 0 ||
+	    memchr(name, '\0', len) || memchr(name, '/', len))
+		return 0;
+	ino = idx->buckets[path_bucket(idx, p->path, strlen(p->path), name,
+				       len)];
+	for (; ino; ino = idx->nodes[ino - 1].hash_next) {
+		const struct wsnap_node *n = &idx->nodes[ino - 1];
+
+		if (n->parent == parent &&
+		    same_text(n->path + n->name_off, name, len))
+			return ino;
+	}
+	return 0;
+}
+
+uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
+			      const uint32_t **children)
+{
+	const struct wsnap_node *d = wsnap_index_node(idx, dir);
+
+	if (!d || d->type != WSNAP_TYPE_DIR) {
+		*children = NULL;
+		return 0;
+	}
+	*children = idx->children + d->first_child;
+	return d->nchildren;
+}
+
+void wsnap_index_stats(const struct wsnap_index *idx,
+		       struct wsnap_index_stats *st)
+{
+	*st = idx->stats;
+}
+
+/* Data access. */
+
+void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
+			     const struct wsnap_reader_result *res)
+{
+	struct stat sb;
+
+	if (!idx) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	if (idx->data_fd >= 0 && idx->data_fd != fd)
+		close(idx->data_fd);
+	idx->data_fd = fd;
+	idx->data_stat_valid = false;
+	if (fd >= 0 && fstat(fd, &sb) == 0) {
+		idx->data_stat_valid = true;
+		idx->data_dev = sb.st_dev;
+		idx->data_ino = sb.st_ino;
+		idx->data_size = sb.st_size;
+		idx->data_mtime = sb.st_mtim;
+	}
+	if (res) {
+		idx->stats.stream_bytes = res->stream_bytes;
+		idx->stats.input_bytes = res->input_bytes;
+		if (res->compression)
+			idx->stats.compression = res->compression;
+	}
+}
+
+int wsnap_index_data_fd(const struct wsnap_index *idx)
+{
+	return idx ? idx->data_fd : -1;
+}
+
+/*
+ * No data descriptor is -EBADF; a descriptor whose file is no longer the
+ * one recorded at attach time (other size, mtime, inode or device) -EIO.
+ */
+int wsnap_index_data_check(const struct wsnap_index *idx)
+{
+	struct stat sb;
+
+	if (!idx || idx->data_fd < 0)
+		return -EBADF;
+	if (!idx->data_stat_valid || fstat(idx->data_fd, &sb) != 0)
+		return -EIO;
+	if (sb.st_dev != idx->data_dev || sb.st_ino != idx->data_ino ||
+	    sb.st_size != idx->data_size ||
+	    sb.st_mtim.tv_sec != idx->data_mtime.tv_sec ||
+	    sb.st_mtim.tv_nsec != idx->data_mtime.tv_nsec)
+		return -EIO;
+	return 0;
+}
+
+/*
+ * The extent returned starts at off itself (logical == off) and runs to the
+ * end of the data run or hole that contains off.
+ */
+int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
+		       uint64_t off, struct wsnap_extent *ext)
+{
+	const struct wsnap_node *n = wsnap_index_node(idx, ino);
+	const struct wsnap_index_run *runs;
+	size_t lo = 0, hi;
+
+	if (!n || n->type != WSNAP_TYPE_FILE || off >= n->size)
+		return -EINVAL;
+	ext->logical = off;
+	if (!(n->flags & WSNAP_NODE_SPARSE)) {
+		ext->length = n->size - off;
+		ext->physical = (int64_t)(n->offset + off);
+		return 0;
+	}
+	runs = idx->runs + idx->sparse[n->sparse - 1].first;
+	hi = idx->sparse[n->sparse - 1].count;
+	/* the first run that ends after off (runs are sorted, disjoint) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (runs[mid].logical + runs[mid].length <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	hi = idx->sparse[n->sparse - 1].count;
+	if (lo < hi && runs[lo].logical <= off) {
+		ext->length = runs[lo].logical + runs[lo].length - off;
+		ext->physical = (int64_t)(n->offset + runs[lo].stored +
+					  (off - runs[lo].logical));
+	} else {
+		ext->length = (lo < hi ? runs[lo].logical : n->size) - off;
+		ext->physical = -1;
+	}
+	if (ext->length > n->size - off)
+		ext->length = n->size - off;
+	return 0;
+}
+
+/* Reads exactly len bytes at off of fd: 0, -EIO when the file ends first,
+ * or -errno. */
+static int read_exact(int fd, char *buf, size_t len, int64_t off)
+{
+	while (len) {
+		ssize_t r = pread(fd, buf, len, (off_t)off);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (r == 0)
+			return -EIO;
+		buf += r;
+		len -= (size_t)r;
+		off += r;
+	}
+	return 0;
+}
+
+ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
+			  void *buf, size_t len, uint64_t off)
+{
+	const struct wsnap_node *n = wsnap_index_node(idx, ino);
+	size_t done = 0;
+	int rc;
+
+	if (!n || n->type != WSNAP_TYPE_FILE)
+		return -EINVAL;
+	rc = wsnap_index_data_check(idx);
+	if (rc)
+		return rc;
+	if (off >= n->size)
+		return 0;
+	if (len > n->size - off)
+		len = (size_t)(n->size - off);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	while (done < len) {
+		struct wsnap_extent ext;
+		size_t chunk;
+
+		rc = wsnap_index_extent(idx, ino, off + done, &ext);
+		if (rc)
+			return rc;
+		chunk = ext.length < len - done ? (size_t)ext.length
+						: len - done;
+		if (ext.physical < 0)
+			memset((char *)buf + done, 0, chunk);
+		else if ((rc = read_exact(idx->data_fd, (char *)buf + done,
+					  chunk, ext.physical)))
+			return rc;
+		done += chunk;
+	}
+	return (ssize_t)done;
+}
