@@ -38,6 +38,12 @@
 #define LEAF_RETRIES 16
 /* pread/pwrite fallback buffer. */
 #define COPY_BUF_SIZE (256u << 10)
+/* Data runs up to SMALL_RUN bytes are written from a window of the data
+ * stream read ahead WINDOW_SIZE bytes at a time: pass 1 follows archive
+ * order, so one pread serves many small files, and a write from memory is
+ * cheaper than a copy_file_range per file. */
+#define SMALL_RUN   (64u << 10)
+#define WINDOW_SIZE (1u << 20)
 /* copy_file_range chunk (keeps a huge file interruptible). */
 #define COPY_RANGE_CHUNK (64u << 20)
 /* Progress callback at least every so many members or bytes. */
@@ -70,6 +76,9 @@ struct exp {
 	uint32_t ncached;	 /* open descriptors in stack, root excluded */
 	uint32_t *chain;	 /* scratch: inos from a target up */
 	char *buf;		 /* pread/pwrite fallback */
+	char *win;		 /* read-ahead window of the data stream */
+	uint64_t win_off;	 /* its offset in the data stream */
+	size_t win_len;		 /* bytes valid in it */
 	struct wsnap_export_progress prog;
 	uint64_t next_members;
 	uint64_t next_bytes;
@@ -134,6 +143,14 @@ static void progress_tick(struct exp *x, bool final)
 	x->next_members = x->prog.members_done + PROGRESS_MEMBERS;
 	x->next_bytes = x->prog.bytes_done + PROGRESS_BYTES;
 	x->opts->progress(x->opts->ctx, &x->prog);
+}
+
+/* Before each member: has the caller asked us to stop? */
+static enum wsnap_status check_cancel(struct exp *x)
+{
+	if (x->opts && x->opts->cancel && *x->opts->cancel)
+		return fail_io(x, EINTR, NULL, "interrupted");
+	return WSNAP_OK;
 }
 
 static void node_done(struct exp *x, const struct wsnap_node *n)
@@ -458,6 +475,48 @@ static bool copy_range_unsupported(int e)
 	       e == EBADF || e == ETXTBSY || e == EPERM;
 }
 
+static enum wsnap_status write_at(struct exp *x, int fd,
+				  const struct wsnap_node *n, const char *p,
+				  size_t len, uint64_t off)
+{
+	while (len > 0) {
+		ssize_t w = pwrite(fd, p, len, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			return fail_io(x, errno, n->path, "cannot write");
+		p += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return WSNAP_OK;
+}
+
+/* A small run, through the read-ahead window. */
+static enum wsnap_status copy_small(struct exp *x, int fd,
+				    const struct wsnap_node *n, uint64_t phys,
+				    uint64_t off, size_t len)
+{
+	if (phys < x->win_off || phys - x->win_off > x->win_len ||
+	    len > x->win_len - (phys - x->win_off)) {
+		ssize_t r;
+
+		do
+			r = pread(x->datafd, x->win, WINDOW_SIZE, (off_t)phys);
+		while (r < 0 && errno == EINTR);
+		if (r < 0)
+			return fail_io(x, errno, n->path,
+				       "cannot read archive data");
+		x->win_off = phys;
+		x->win_len = (size_t)r;
+		if ((size_t)r < len)
+			return fail_io(x, EIO, n->path,
+				       "archive changed since it was read");
+	}
+	return write_at(x, fd, n, x->win + (phys - x->win_off), len, off);
+}
+
 /* Copies len bytes from the data stream at phys to fd at off. */
 static enum wsnap_status copy_run(struct exp *x, int fd,
 				  const struct wsnap_node *n, uint64_t phys,
@@ -488,7 +547,7 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 	while (len > 0) {
 		size_t chunk = len > COPY_BUF_SIZE ? COPY_BUF_SIZE : len;
 		ssize_t r = pread(x->datafd, x->buf, chunk, (off_t)phys);
-		size_t done = 0;
+		enum wsnap_status s;
 
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -498,17 +557,9 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 		if (r == 0)
 			return fail_io(x, EIO, n->path,
 				       "archive changed since it was read");
-		while (done < (size_t)r) {
-			ssize_t w = pwrite(fd, x->buf + done, (size_t)r - done,
-					   (off_t)(off + done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0)
-				return fail_io(x, errno, n->path,
-					       "cannot write");
-			done += (size_t)w;
-		}
+		s = write_at(x, fd, n, x->buf, (size_t)r, off);
+		if (s != WSNAP_OK)
+			return s;
 		phys += (uint64_t)r;
 		off += (uint64_t)r;
 		len -= (uint64_t)r;
@@ -538,6 +589,12 @@ static enum wsnap_status copy_data(struct exp *x, int fd, uint32_t ino,
 			avail = n->size - off;
 		if (ext.physical < 0) {
 			hole_at_end = true;
+		} else if (avail <= SMALL_RUN) {
+			hole_at_end = false;
+			s = copy_small(x, fd, n, (uint64_t)ext.physical + skip,
+				       off, (size_t)avail);
+			if (s != WSNAP_OK)
+				return s;
 		} else {
 			hole_at_end = false;
 			s = copy_run(x, fd, n, (uint64_t)ext.physical + skip,
@@ -702,6 +759,9 @@ static enum wsnap_status run_passes(struct exp *x)
 	for (i = 0; i < nkeys && s == WSNAP_OK; i++) {
 		const struct wsnap_node *n = node_of(x, keys[i].ino);
 
+		s = check_cancel(x);
+		if (s != WSNAP_OK)
+			break;
 		if (n->type == WSNAP_TYPE_DIR)
 			s = put_dir(x, keys[i].ino);
 		else
@@ -723,6 +783,9 @@ static enum wsnap_status run_passes(struct exp *x)
 	}
 	qsort(keys, nkeys, sizeof(*keys), order_key_cmp);
 	for (i = 0; i < nkeys && s == WSNAP_OK; i++) {
+		s = check_cancel(x);
+		if (s != WSNAP_OK)
+			break;
 		s = put_symlink(x, keys[i].ino);
 		if (s == WSNAP_OK)
 			node_done(x, node_of(x, keys[i].ino));
@@ -783,7 +846,8 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 	x->depth = calloc((size_t)x->count + 1, sizeof(*x->depth));
 	x->created = calloc((size_t)x->count + 1, 1);
 	x->buf = malloc(COPY_BUF_SIZE);
-	if (!x->depth || !x->created || !x->buf)
+	x->win = malloc(WINDOW_SIZE);
+	if (!x->depth || !x->created || !x->buf || !x->win)
 		return fail_io(x, ENOMEM, NULL, "out of memory");
 	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
@@ -832,6 +896,7 @@ static void exp_release(struct exp *x)
 	free(x->depth);
 	free(x->created);
 	free(x->buf);
+	free(x->win);
 }
 
 static enum wsnap_status export_at(const struct wsnap_index *idx, int rootfd,

@@ -50,6 +50,7 @@
 #ifndef WSNAP_EXPORT_H
 #define WSNAP_EXPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -92,6 +93,10 @@ struct wsnap_export_opts {
 	wsnap_export_progress_fn progress;
 	wsnap_export_node_fn node;
 	void *ctx; /* passed to progress and node */
+	/* When it becomes non-zero (a signal handler sets it), the export
+	 * stops before the next member as a failure: WSNAP_IO, EINTR,
+	 * 'interrupted' (a fresh destination is removed). May be NULL. */
+	const volatile sig_atomic_t *cancel;
 };
 
 struct wsnap_export_stats {

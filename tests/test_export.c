@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -237,7 +238,9 @@ static void assert_dir(const char *dir, const char *rel, unsigned mode)
 
 static void check_basic(unsigned flags)
 {
+	static char big[300001];
 	struct ts_archive *a = ts_archive_new();
+	size_t i;
 	struct wsnap_index *idx;
 	struct wsnap_error err;
 	struct scene s;
@@ -252,9 +255,15 @@ static void check_basic(unsigned flags)
 	ts_add_file(a, "empty", 0600, "", 0);
 	ts_add_symlink(a, "latest", "src/main.c");
 	ts_add_symlink(a, "deep/er/link", "../../README.md");
+	/* larger than a small run: copy_file_range, or pread/pwrite */
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('a' + i % 26);
+	big[sizeof(big) - 1] = '\0';
+	ts_add_file(a, "big.txt", 0640, big, sizeof(big) - 1);
 	idx = index_of(a);
 
 	expect_ok(export_flags(idx, s.dest, flags, &err), &err);
+	assert_file(s.dest, "big.txt", big, 0640);
 	assert_dir(s.root, "dest", 0755);
 	assert_dir(s.dest, "src", 0755); /* directories are 0755 */
 	assert_dir(s.dest, "bin", 0755); /* implicit */
@@ -1083,6 +1092,57 @@ static void test_export_full_disk(void **state)
 	wsnap_index_free(idx);
 }
 
+/* ---- interruption ---------------------------------------------------- */
+
+struct cancel_after {
+	volatile sig_atomic_t flag;
+	int left;
+};
+
+static void cancel_node(void *ctx, const struct wsnap_node *n)
+{
+	struct cancel_after *c = ctx;
+
+	if (--c->left == 0)
+		c->flag = 1;
+}
+
+/* A signal midway (the flag a handler sets): the fresh destination goes. */
+static void test_export_interrupted_leaves_nothing(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct cancel_after c = {.left = 5};
+	struct wsnap_export_opts o = {.node = cancel_node, .ctx = &c};
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct dirent *de;
+	struct scene s;
+	char name[32];
+	int i, n = 0;
+	DIR *d;
+
+	o.cancel = &c.flag;
+	for (i = 0; i < 20; i++) {
+		snprintf(name, sizeof(name), "d/f%02d", i);
+		ts_add_file(a, name, 0644, "x", 1);
+	}
+	idx = index_of(a);
+	scene_init(&s, false);
+	assert_int_equal(wsnap_export_run(idx, s.dest, &o, NULL, &err),
+			 WSNAP_IO);
+	assert_int_equal(err.errnum, EINTR);
+	assert_string_equal(err.reason, "interrupted");
+	d = opendir(s.root);
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			n++;
+	closedir(d);
+	assert_int_equal(n, 1); /* only 'outside' */
+	wsnap_index_free(idx);
+	scene_release(&s);
+}
+
 /* ---- a concurrent attacker ------------------------------------------- */
 
 /*
@@ -1209,6 +1269,7 @@ int main(void)
 		cmocka_unit_test(test_export_sparse_holes_stay_holes),
 		cmocka_unit_test(test_export_deep_tree_past_the_cache),
 		cmocka_unit_test(test_export_full_disk),
+		cmocka_unit_test(test_export_interrupted_leaves_nothing),
 		cmocka_unit_test(test_export_concurrent_symlink_swaps),
 	};
 

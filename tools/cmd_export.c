@@ -1,6 +1,7 @@
 /* wsnap export: safe extraction (policy.md sections 7 and 8). */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,27 @@ static const char export_usage[] =
 	"exit status: 0 ok, 2 usage, 3 archive rejected or destination "
 	"unsafe,\n"
 	"4 I/O error (no space, cannot write)\n";
+
+/* Set by SIGINT, SIGTERM, SIGHUP: the export stops and, for a fresh
+ * destination, removes what it built. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
 
 struct progress_line {
 	bool on;
@@ -190,6 +212,8 @@ int wsnap_cmd_export(int argc, char **argv)
 	memset(&eo, 0, sizeof(eo));
 	eo.progress = show_progress;
 	eo.ctx = &pl;
+	eo.cancel = &interrupted;
+	catch_signals();
 	if (wsnap_export_run(idx, argv[optind + 1], &eo, &st, &err) !=
 	    WSNAP_OK) {
 		if (pl.shown)
