@@ -1,4 +1,6 @@
-# One Markdown table row for bench/run.sh (tbl_end). Variables: label, st
+# One Markdown table row for bench/run.sh (tbl_end), and when the row has a
+# target a second line "TARGET<tab>MEASURED<tab>MET" for the summary.
+# Variables: label, st
 # (ok | over | na), wall, peak, runs, why (the n/a reason or the bound),
 # note, refst/refwall (the table's wsnap row), target (KIND:THRESHOLD:TEXT).
 
@@ -54,4 +56,11 @@ BEGIN {
 	if (note != "") label = label " (" note ")"
 	printf "| %s | %s | %s | %s | %s | %s | %s |\n", cell(label), cell(wcell),
 	    pcell, rcell, cell(tcell), met, runs
+	# Second line, for the summary of targets: target, measured, met.
+	if (target != "") {
+		if (kind == "ratio_ge") measured = "ratio " rcell
+		else if (kind == "wall_lt") measured = wcell
+		else measured = pcell " MiB"
+		printf "%s\t%s\t%s\n", cell(tcell), cell(measured), met
+	}
 }

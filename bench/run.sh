@@ -64,8 +64,8 @@ want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 
 # Sizes. Full: the issues' data sets. Quick: a smoke test of the machinery.
 if [ "$QUICK" = 1 ]; then
-	DIRS=10 FILES=100 MAXSIZE=1024 VENV_PKGS=4 BIG_MIB=16 OFF_MIB=12
-	LEN_MIB=2 CHANGES=10
+	DIRS=4 FILES=50 MAXSIZE=1024 VENV_PKGS=2 BIG_MIB=8 OFF_MIB=6
+	LEN_MIB=1 CHANGES=4
 	: "${REPS:=1}" "${TIMEOUT:=10}"
 else
 	DIRS=100 FILES=1000 MAXSIZE=1024 VENV_PKGS=60 BIG_MIB=1024 OFF_MIB=1000
@@ -159,7 +159,13 @@ unmount_fuse() {
 	if [ "$d" != none ]; then
 		read -r -a pids <<<"$d"
 		unset 'pids[-1]'
-		wait_gone "${pids[@]}"
+		# A daemon that does not exit once unmounted is stuck: it is ours
+		# (its arguments name our mountpoint), so it is ended by its pid.
+		wait_gone "${pids[@]}" || {
+			log "daemon ${pids[*]} of $mnt did not exit; ending it"
+			kill -TERM "${pids[@]}" 2>/dev/null
+			wait_gone "${pids[@]}" || kill -KILL "${pids[@]}" 2>/dev/null
+		}
 	fi
 }
 
@@ -335,11 +341,11 @@ run_specs() {
 #   wall_lt   the row's wall time must be < THRESHOLD seconds
 #   peak_lt   the row's peak must be < THRESHOLD MiB
 
-T_TITLE="" T_ROWS=()
+T_TITLE="" T_ROWS=() SUMMARY=()
 tbl_begin() { T_TITLE=$1 T_ROWS=(); }
 tbl_row() { T_ROWS+=("$1"$'\t'"$2"$'\t'"${3:-}"); }
 tbl_end() {
-	local ref row key label target st wall peak runs why note refst refwall
+	local ref row key label target st wall peak runs why note refst refwall lines
 	out ""
 	out "### $T_TITLE"
 	out ""
@@ -354,10 +360,12 @@ tbl_end() {
 		note=${A_NOTE[$key]:-}
 		[ -z "${A_XPEAK[$key]:-}" ] ||
 			note+="${note:+; }peak of the mount command itself: ${A_XPEAK[$key]} MiB"
-		out "$(awk -v label="$label" -v st="$st" -v wall="$wall" \
+		lines=$(awk -v label="$label" -v st="$st" -v wall="$wall" \
 			-v peak="$peak" -v runs="$runs" -v why="$why" \
 			-v refst="$refst" -v refwall="$refwall" -v target="$target" \
-			-v note="$note" -f "$BENCH_DIR/row.awk")"
+			-v note="$note" -f "$BENCH_DIR/row.awk")
+		out "${lines%%$'\n'*}"
+		[ -z "$target" ] || SUMMARY+=("${T_TITLE%%.*}"$'\t'"$label"$'\t'"${lines#*$'\n'}")
 	done
 	for note in "$@"; do
 		out ""
@@ -439,7 +447,12 @@ mib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f MiB", b / 1048576 }'
 # ------------------------------------------------------ shared measures
 
 DEST=$RUN/dest
-rm_dest() { rm -rf --one-file-system "$DEST"; sync; }
+# After a full-size export, sync so that its writeback does not fall into the
+# next measure.
+rm_dest() {
+	rm -rf --one-file-system "$DEST"
+	[ "$QUICK" = 1 ] || sync
+}
 no_dest() { rm -rf --one-file-system "$DEST"; }
 new_dest() { no_dest; mkdir -p "$DEST"; }
 verify_small_export() {
@@ -973,6 +986,27 @@ machine() {
 	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the issue's target on that ratio (or on the wsnap row's own figure)."
 }
 
+# The targets of every table in one list, with what was measured.
+summary() {
+	local row table label target measured met n=0 yes=0 no=0
+	out ""
+	out "## Targets"
+	out ""
+	out "| table | row | target | measured | met |"
+	out "| --- | --- | --- | --- | --- |"
+	for row in "${SUMMARY[@]}"; do
+		IFS=$'\t' read -r table label target measured met <<<"$row"
+		out "| $table | $label | $target | $measured | $met |"
+		n=$((n + 1))
+		case $met in
+		yes) yes=$((yes + 1)) ;;
+		NO) no=$((no + 1)) ;;
+		esac
+	done
+	out ""
+	out "$yes of $n targets met, $no missed, $((n - yes - no)) not measured or undecided."
+}
+
 T_START=$SECONDS
 machine
 want 2 && sec2
@@ -980,6 +1014,7 @@ want 3 && sec3
 want 4 && sec4
 want 5 && sec5
 want 7 && sec7
+summary
 out ""
 out "Total benchmark time: $((SECONDS - T_START)) s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)."
 exit 0

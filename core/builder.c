@@ -23,9 +23,13 @@
  *   6. named symlinks;
  *   R. the member enters the tree, with its missing ancestors as implicit
  *      directories. [wsnap] Implicit directories cost memory like members
- *      but no limit of the spec counts them, so they have their own budget
- *      equal to --max-members: crossing it is 'archive member count exceeds
- *      limit' on the member that needed them.
+ *      but no limit of the spec counts them, and one deep name makes up to
+ *      depth - 1 of them, each holding its full path in the index: a few
+ *      MB of names could ask for GBs. So they have budgets of their own:
+ *      at most max(--max-members, 2,000,000) of them, whose paths hold at
+ *      most 64 MiB + 4 x the bytes of the member paths. No archive with
+ *      directory entries comes near them; crossing one is 'archive member
+ *      count exceeds limit' on the member that needed them.
  *
  * wsnap_builder_finish freezes the tree into the index (index.c), then runs
  * the [wsnap] symlink resolution walk and phase two on the frozen index, so
@@ -61,6 +65,11 @@
 
 #define ARENA_CHUNK ((size_t)256 * 1024)
 
+/* The implicit directory budgets of step R. */
+#define IMPLICIT_MIN_COUNT	       WSNAP_DEFAULT_MAX_MEMBERS
+#define IMPLICIT_BYTES_BASE	       ((uint64_t)64 << 20)
+#define IMPLICIT_BYTES_PER_MEMBER_BYTE 4
+
 struct arena_chunk {
 	struct arena_chunk *next;
 	size_t cap;
@@ -86,7 +95,8 @@ struct wsnap_builder {
 	struct wsnap_policy policy;
 	size_t root_name_len;
 	size_t strip_len;
-	uint64_t max_members; /* --max-members, at most MAX_MEMBERS_CAP */
+	uint64_t max_members;  /* --max-members, at most MAX_MEMBERS_CAP */
+	uint64_t max_implicit; /* implicit directories, same cap */
 	struct wsnap_hash_key key;
 
 	struct wsnap_node *nodes;
@@ -102,10 +112,12 @@ struct wsnap_builder {
 	struct seq_ent *seq;
 	size_t nseq, capseq;
 
-	uint64_t position;   /* members received */
-	uint64_t members;    /* non-root members counted against the limit */
-	uint64_t implicit;   /* implicit directories in the tree */
-	uint64_t total_size; /* regular file bytes */
+	uint64_t position; /* members received */
+	uint64_t members;  /* non-root members counted against the limit */
+	uint64_t implicit; /* implicit directories in the tree */
+	uint64_t implicit_bytes; /* their path bytes, NULs included */
+	uint64_t member_bytes;	 /* the members' path bytes, NULs included */
+	uint64_t total_size;	 /* regular file bytes */
 
 	/* scratch: rel path, display name, renamed member */
 	char *rel, *disp, *renamed;
@@ -337,6 +349,9 @@ enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 	b->max_members = b->policy.max_members < MAX_MEMBERS_CAP
 				 ? b->policy.max_members
 				 : MAX_MEMBERS_CAP;
+	b->max_implicit = b->max_members > IMPLICIT_MIN_COUNT
+				  ? b->max_members
+				  : IMPLICIT_MIN_COUNT;
 	wsnap_hash_key_init(&b->key);
 	b->nodes = grow(NULL, &b->capnodes, 64, sizeof(*b->nodes));
 	b->nbuckets = 64;
@@ -615,7 +630,9 @@ static enum wsnap_status check_limits(const struct wsnap_builder *b,
 	return WSNAP_OK;
 }
 
-/* 4.5, lexical: from the link's parent, '..' must never pop the root. */
+/* 4.5, lexically: a link that points outside the snapshot would let a
+ * reader of the mount or a later write on export follow it out. From the
+ * link's parent, '..' must never pop the root. */
 static enum wsnap_status check_target(const struct name *nm, const char *t,
 				      size_t len, struct wsnap_error *err)
 {
@@ -846,6 +863,7 @@ static enum wsnap_status record(struct wsnap_builder *b, const struct name *nm,
 {
 	uint32_t id = s->at;
 	size_t need = nm->depth - s->comp, off = s->off, k;
+	uint64_t bytes = 0, path_bytes = (uint64_t)nm->rel_len + 1;
 	struct wsnap_node *nodes;
 	enum wsnap_status st;
 
@@ -865,11 +883,21 @@ static enum wsnap_status record(struct wsnap_builder *b, const struct name *nm,
 		if (st != WSNAP_OK)
 			return st;
 		b->implicit--;
+		b->implicit_bytes -= path_bytes;
 		goto indexed;
 	}
-	if (b->implicit + (need - 1) > b->max_members)
+	/* the new implicit directories end where a '/' is */
+	for (k = off; k < nm->rel_len; k++)
+		if (nm->rel[k] == '/')
+			bytes += k + 1;
+	if (b->implicit + (need - 1) > b->max_implicit ||
+	    b->implicit_bytes + bytes >
+		    IMPLICIT_BYTES_BASE +
+			    IMPLICIT_BYTES_PER_MEMBER_BYTE *
+				    (b->member_bytes + path_bytes))
 		return wsnap_error_reject(err, nm->disp,
 					  "archive member count exceeds limit");
+	b->implicit_bytes += bytes;
 	nodes = grow(b->nodes, &b->capnodes, (size_t)b->nnodes + need,
 		     sizeof(*nodes));
 	if (!nodes)
@@ -898,6 +926,7 @@ indexed:
 	st = add_seq(b, id, nm, err);
 	if (st != WSNAP_OK)
 		return st;
+	b->member_bytes += path_bytes;
 counted:
 	b->members++;
 	if (m->type == WSNAP_RAW_FILE)
@@ -1310,22 +1339,21 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 		st = oom(err);
 		goto out;
 	}
+	/* the lookup table of phase one is done with; the nodes, runs and
+	 * sparse maps go to the index; the arena (names, targets, raw names)
+	 * stays until the end */
+	free(b->buckets);
+	b->buckets = NULL;
 	tree.nodes = b->nodes;
 	tree.count = b->nnodes;
 	tree.runs = b->runs;
 	tree.nruns = b->nruns;
 	tree.sparse = b->sparse;
 	tree.nsparse = b->nsparse;
+	b->nodes = NULL;
 	b->runs = NULL;
 	b->sparse = NULL;
 	st = wsnap_index_freeze(&idx, &tree, inomap, err);
-	/* the tree is no longer needed; the arena (raw names) still is */
-	free(tree.runs);
-	free(tree.sparse);
-	free(b->nodes);
-	b->nodes = NULL;
-	free(b->buckets);
-	b->buckets = NULL;
 	if (st != WSNAP_OK)
 		goto out;
 	if (!b->policy.allow_external_symlinks)

@@ -7,6 +7,7 @@
 #include "hash.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/random.h>
@@ -106,7 +107,8 @@ uint64_t wsnap_hash_entry(const struct wsnap_hash_key *key, uint64_t word,
 
 void wsnap_hash_key_init(struct wsnap_hash_key *key)
 {
-	static uint64_t counter;
+	static atomic_uint_fast64_t counter;
+	uint64_t salt = atomic_fetch_add(&counter, 1) + 1;
 	struct timespec ts = {0, 0};
 	uint64_t buf[2] = {0, 0};
 	ssize_t n;
@@ -122,9 +124,9 @@ void wsnap_hash_key_init(struct wsnap_hash_key *key)
 	/* no entropy yet: weaker, but still not predictable from outside */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	key->k0 = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-		  (uint64_t)(uintptr_t)key ^ ++counter;
+		  (uint64_t)(uintptr_t)key ^ salt;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	key->k1 = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 32) ^
 		  (uint64_t)(uintptr_t)&ts;
-	key->k1 = wsnap_hash_entry(key, key->k1, &counter, sizeof(counter));
+	key->k1 = wsnap_hash_entry(key, key->k1, &salt, sizeof(salt));
 }

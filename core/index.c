@@ -76,34 +76,33 @@ void wsnap_index_free(struct wsnap_index *idx)
 	free(idx);
 }
 
-/* Presents one tree node as an index node (copied to *d). */
-static void present(struct wsnap_node *d, const struct wsnap_node *s,
-		    char **tgt)
+/* Presents a tree node (already at its ino) as an index node. */
+static void present(struct wsnap_node *d, char **tgt)
 {
-	*d = *s;
 	d->hash_next = 0;
 	d->first_child = 0;
 	d->nchildren = 0;
 	d->nsubdirs = 0;
-	d->target = NULL;
-	switch (s->type) {
+	switch (d->type) {
 	case WSNAP_TYPE_DIR:
 		d->mode = WSNAP_DIR_MODE;
 		d->size = WSNAP_DIR_SIZE;
 		d->offset = 0;
 		d->sparse = 0;
+		d->target = NULL;
 		break;
 	case WSNAP_TYPE_SYMLINK:
 		d->mode = 0777;
 		d->offset = 0;
 		d->sparse = 0;
-		memcpy(*tgt, s->target, s->size);
-		(*tgt)[s->size] = '\0';
+		memcpy(*tgt, d->target, d->size);
+		(*tgt)[d->size] = '\0';
 		d->target = *tgt;
-		*tgt += s->size + 1;
+		*tgt += d->size + 1;
 		break;
 	default:
-		d->mode = (uint16_t)wsnap_policy_file_mode(s->mode);
+		d->mode = (uint16_t)wsnap_policy_file_mode(d->mode);
+		d->target = NULL;
 		break;
 	}
 }
@@ -194,20 +193,20 @@ static void compute_stats(struct wsnap_index *idx)
 }
 
 /*
- * Full paths of the tree, written in id order into one buffer: plen[id] is
- * the length, pathp[id] the string. Returns the buffer size or 0 when a
- * path would not fit a node's 32-bit name offset.
+ * Full paths of the tree into buf (NULL: only measure), in id order:
+ * ents[id - 1] gets the path and the id, plen[id] its length. Returns the
+ * bytes needed, or 0 when a path would not fit a 32-bit name offset.
  */
-static size_t tree_paths(const struct wsnap_index_tree *tree, uint32_t *plen,
-			 char **pathp, char *buf, size_t *targets)
+static size_t tree_paths(const struct wsnap_node *src, uint32_t count,
+			 uint32_t *plen, struct sort_ent *ents, char *buf,
+			 size_t *targets)
 {
-	const struct wsnap_node *src = tree->nodes;
 	size_t total = 1;
 	uint32_t id;
 
 	plen[1] = 0;
 	*targets = 0;
-	for (id = 2; id <= tree->count; id++) {
+	for (id = 2; id <= count; id++) {
 		const struct wsnap_node *s = &src[id - 1];
 		uint64_t l = s->name_off;
 
@@ -222,14 +221,16 @@ static size_t tree_paths(const struct wsnap_index_tree *tree, uint32_t *plen,
 	}
 	if (!buf)
 		return total;
-	pathp[1] = buf;
+	ents[0].path = buf;
+	ents[0].id = 1;
 	*buf++ = '\0';
-	for (id = 2; id <= tree->count; id++) {
+	for (id = 2; id <= count; id++) {
 		const struct wsnap_node *s = &src[id - 1];
 
-		pathp[id] = buf;
+		ents[id - 1].path = buf;
+		ents[id - 1].id = id;
 		if (s->parent != 1) {
-			memcpy(buf, pathp[s->parent], plen[s->parent]);
+			memcpy(buf, ents[s->parent - 1].path, plen[s->parent]);
 			buf += plen[s->parent];
 			*buf++ = '/';
 		}
@@ -240,83 +241,112 @@ static size_t tree_paths(const struct wsnap_index_tree *tree, uint32_t *plen,
 	return total;
 }
 
+/* Moves nodes[id - 1] to nodes[inomap[id] - 1] for every id, following the
+ * cycles of the permutation (done: a bitmap of count + 1 bits). */
+static void permute(struct wsnap_node *nodes, uint32_t n,
+		    const uint32_t *inomap, uint8_t *done)
+{
+	uint32_t start;
+
+	for (start = 1; start <= n; start++) {
+		struct wsnap_node carry, tmp;
+		uint32_t id = start;
+
+		if (done[start / 8] & (1u << (start % 8)))
+			continue;
+		carry = nodes[start - 1];
+		do {
+			uint32_t dst = inomap[id];
+
+			done[id / 8] |= (uint8_t)(1u << (id % 8));
+			tmp = nodes[dst - 1];
+			nodes[dst - 1] = carry;
+			carry = tmp;
+			id = dst;
+		} while (id != start);
+	}
+}
+
 enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 				     struct wsnap_index_tree *tree,
 				     uint32_t *inomap, struct wsnap_error *err)
 {
-	const struct wsnap_node *src = tree->nodes;
 	uint32_t n = tree->count, ino;
 	uint32_t *plen = NULL;
-	char **pathp = NULL;
-	char *tmp = NULL, *w, *t;
+	uint8_t *done = NULL;
 	struct sort_ent *ents = NULL;
 	struct wsnap_index *idx;
+	struct wsnap_node *shrunk;
 	size_t total, ttotal;
+	char *t;
 	enum wsnap_status st;
 
 	*out = NULL;
 	idx = calloc(1, sizeof(*idx));
-	if (!idx)
+	if (!idx) {
+		free(tree->nodes);
+		free(tree->runs);
+		free(tree->sparse);
+		tree->nodes = NULL;
+		tree->runs = NULL;
+		tree->sparse = NULL;
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
 	idx->data_fd = -1;
 	idx->count = n;
+	idx->nodes = tree->nodes;
 	idx->runs = tree->runs;
 	idx->nruns = tree->nruns;
 	idx->sparse = tree->sparse;
 	idx->nsparse = tree->nsparse;
+	tree->nodes = NULL;
 	tree->runs = NULL;
 	tree->sparse = NULL;
 	wsnap_hash_key_init(&idx->key);
 
 	plen = malloc(((size_t)n + 1) * sizeof(*plen));
-	pathp = malloc(((size_t)n + 1) * sizeof(*pathp));
 	ents = malloc((size_t)n * sizeof(*ents));
-	if (!plen || !pathp || !ents)
+	if (!plen || !ents)
 		goto oom;
-	total = tree_paths(tree, plen, pathp, NULL, &ttotal);
+	total = tree_paths(idx->nodes, n, plen, NULL, NULL, &ttotal);
 	if (!total) {
 		st = wsnap_error_io(err, ENAMETOOLONG, NULL, "path too long");
 		goto out;
 	}
-	tmp = malloc(total);
-	if (!tmp)
+	idx->paths = malloc(total);
+	idx->targets = malloc(ttotal ? ttotal : 1);
+	if (!idx->paths || !idx->targets)
 		goto oom;
-	tree_paths(tree, plen, pathp, tmp, &ttotal);
-	for (ino = 1; ino <= n; ino++) {
-		ents[ino - 1].path = pathp[ino];
-		ents[ino - 1].id = ino;
-	}
+	idx->paths_bytes = total;
+	idx->targets_bytes = ttotal;
+	tree_paths(idx->nodes, n, plen, ents, idx->paths, &ttotal);
 	/* the root's "" sorts first */
 	qsort(ents, n, sizeof(*ents), sort_ent_cmp);
 	for (ino = 1; ino <= n; ino++)
 		inomap[ents[ino - 1].id] = ino;
-
-	/* nodes, paths and targets laid out in ino order, exact sizes */
-	idx->nodes = malloc((size_t)n * sizeof(*idx->nodes));
-	idx->paths = malloc(total);
-	idx->targets = malloc(ttotal ? ttotal : 1);
-	if (!idx->nodes || !idx->paths || !idx->targets)
+	done = calloc((size_t)n / 8 + 1, 1);
+	if (!done)
 		goto oom;
-	idx->paths_bytes = total;
-	idx->targets_bytes = ttotal;
-	w = idx->paths;
+	permute(idx->nodes, n, inomap, done);
+	free(done);
+	done = NULL;
 	t = idx->targets;
 	for (ino = 1; ino <= n; ino++) {
-		uint32_t id = ents[ino - 1].id;
-		const struct wsnap_node *s = &src[id - 1];
 		struct wsnap_node *d = &idx->nodes[ino - 1];
+		uint32_t id = ents[ino - 1].id;
 
-		present(d, s, &t);
-		memcpy(w, pathp[id], (size_t)plen[id] + 1);
-		d->path = w;
-		w += plen[id] + 1;
-		d->name_off = plen[id] - s->name_off;
-		d->parent = ino == 1 ? 1 : inomap[s->parent];
+		d->name_off = plen[id] - d->name_off;
+		d->path = ents[ino - 1].path;
+		d->parent = ino == 1 ? 1 : inomap[d->parent];
+		present(d, &t);
 	}
-	free(tmp);
-	tmp = NULL;
 	free(ents);
 	ents = NULL;
+	free(plen);
+	plen = NULL;
+	shrunk = realloc(idx->nodes, (size_t)n * sizeof(*shrunk));
+	if (shrunk)
+		idx->nodes = shrunk;
 	st = link_nodes(idx, err);
 	if (st != WSNAP_OK)
 		goto out;
@@ -328,9 +358,8 @@ oom:
 	st = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 out:
 	free(plen);
-	free(pathp);
-	free(tmp);
 	free(ents);
+	free(done);
 	wsnap_index_free(idx);
 	return st;
 }
@@ -414,6 +443,11 @@ uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
 void wsnap_index_stats(const struct wsnap_index *idx,
 		       struct wsnap_index_stats *st)
 {
+	if (!idx) {
+		memset(st, 0, sizeof(*st));
+		st->compression = "none";
+		return;
+	}
 	*st = idx->stats;
 }
 

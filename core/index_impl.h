@@ -59,13 +59,14 @@ struct wsnap_index {
  * The tree the builder hands over: nodes[id - 1] for ids 1..count, id 1 the
  * root; parents have smaller ids than their children. In each node 'path'
  * is the entry's own name (not NUL-terminated necessarily), 'name_off' its
- * length, 'parent' the parent's id, 'size' the target length of a symlink;
- * every other public field is final except 'mode' of symlinks and dirs,
- * which wsnap_index_freeze presents. Runs and sparse tables are taken over
- * (the pointers in the tree are set to NULL).
+ * length, 'parent' the parent's id, 'mode' the header's mode bits, 'size'
+ * the target length of a symlink; the other public fields are final.
+ * The node array (capacity at least count), runs and sparse tables are
+ * taken over whatever the outcome: the pointers in the tree are set to
+ * NULL. Names and targets stay the caller's.
  */
 struct wsnap_index_tree {
-	const struct wsnap_node *nodes;
+	struct wsnap_node *nodes;
 	uint32_t count;
 	struct wsnap_index_run *runs;
 	size_t nruns;
@@ -75,9 +76,10 @@ struct wsnap_index_tree {
 
 /*
  * Freezes a tree into an index: full paths, inos in bytewise path order,
- * children tables, the lookup hash, stats. On success *out owns the index
- * and inomap[id] (an array of tree->count + 1 entries) gives each id's ino.
- * Errors: WSNAP_IO (out of memory).
+ * children tables, the lookup hash, stats. The node array is permuted and
+ * presented in place, so the peak stays near one node array. On success
+ * *out owns the index and inomap[id] (an array of tree->count + 1 entries)
+ * gives each id's ino. Errors: WSNAP_IO (out of memory, a path of 4 GiB).
  */
 enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 				     struct wsnap_index_tree *tree,

@@ -59,8 +59,10 @@ struct wsnap_raw_member {
 	uint64_t data_offset;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
-	/* sparse files only: runs sorted, non-overlapping, within size;
-	 * NULL / 0 for ordinary files */
+	/* sparse files only: runs sorted, non-overlapping, within size,
+	 * none empty, except that a file of holes only has one run
+	 * {size, 0} (so nsparse > 0 marks a sparse file); NULL / 0 for
+	 * ordinary files */
 	const struct wsnap_sparse_run *sparse;
 	size_t nsparse;
 };
@@ -74,8 +76,9 @@ typedef enum wsnap_status (*wsnap_reader_fn)(void *ctx,
 					     const struct wsnap_raw_member *m,
 					     struct wsnap_error *err);
 
-/* Called now and then with bytes read from the input so far and its total
- * size (0 when unknown, as for a pipe). */
+/* Called now and then with the position reached in the input (bytes read,
+ * or skipped over in a plain file) and its total size (0 when unknown, as
+ * for a pipe); last with done == total for a file. */
 typedef void (*wsnap_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 struct wsnap_reader_opts {

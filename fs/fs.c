@@ -253,8 +253,8 @@ int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 	    ext.logical > (uint64_t)off)
 		return EIO;
 	skip = (uint64_t)off - ext.logical;
-	if (ext.physical >= 0 && skip < ext.length &&
-	    ext.length - skip >= len &&
+	if (len >= WSNAP_FS_SPLICE_MIN && ext.physical >= 0 &&
+	    skip < ext.length && ext.length - skip >= len &&
 	    (uint64_t)ext.physical <= (uint64_t)INT64_MAX - skip - len) {
 		/* one stored run: let the kernel splice it from the file */
 		r->vec = FUSE_BUFVEC_INIT(len);
@@ -264,7 +264,7 @@ int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 		return 0;
 	}
 
-	/* holes or several runs: assemble in memory */
+	/* small, holes or several runs: assemble in memory */
 	mem = malloc(len);
 	if (!mem)
 		return ENOMEM;

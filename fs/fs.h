@@ -59,6 +59,14 @@
  */
 #define WSNAP_FS_NAME_MAX 1024
 
+/*
+ * Reads shorter than this are copied rather than spliced: libfuse splices
+ * only from two pages on, and its fallback for a shorter descriptor buffer
+ * allocates a page-aligned bounce buffer per reply, which fragments the
+ * heap of every worker thread (megabytes each for many small files).
+ */
+#define WSNAP_FS_SPLICE_MIN 8192
+
 /* Most supplementary groups consulted by access(). */
 #define WSNAP_FS_MAX_GROUPS 64
 
@@ -130,11 +138,12 @@ int wsnap_fs_do_open(const struct wsnap_fs *fs, fuse_ino_t ino, int flags);
 /*
  * read: plans the reply to a read of size bytes at off. On success r->vec
  * describes the data, to be passed to fuse_reply_data() (or fuse_buf_copy):
- *  - a contiguous stored run: one buffer naming the data descriptor at the
- *    member's physical offset (FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK), so that
- *    the kernel can splice it without a copy through this process;
- *  - anything else (a sparse file's holes, a read across runs, or at end of
- *    file): one memory buffer r->mem filled now.
+ *  - a contiguous stored run of at least WSNAP_FS_SPLICE_MIN bytes: one
+ *    buffer naming the data descriptor at the member's physical offset
+ *    (FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK), so that the kernel can splice it
+ *    without a copy through this process;
+ *  - anything else (a short read, a sparse file's holes, a read across
+ *    runs, or at end of file): one memory buffer r->mem filled now.
  * The size is clipped at the end of the file (0 at or past it). Before
  * planning, the data file is checked: EIO when it changed since the build
  * (truncated, rewritten) or reads short. Release r with

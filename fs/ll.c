@@ -373,15 +373,16 @@ static char ll_log_text[512];
 static void ll_log_capture(enum fuse_log_level level, const char *fmt,
 			   va_list ap)
 {
-	size_t n;
+	size_t n = strlen(ll_log_text);
 
 	if (level > FUSE_LOG_ERR)
 		return;
-	if (vsnprintf(ll_log_text, sizeof(ll_log_text), fmt, ap) < 0)
-		ll_log_text[0] = '\0';
-	n = strlen(ll_log_text);
-	while (n > 0 && ll_log_text[n - 1] == '\n')
-		ll_log_text[--n] = '\0';
+	/* one message may come in pieces: a line ends with '\n' */
+	if (n > 0 && ll_log_text[n - 1] == '\n')
+		n = 0;
+	if (n < sizeof(ll_log_text) - 1 &&
+	    vsnprintf(ll_log_text + n, sizeof(ll_log_text) - n, fmt, ap) < 0)
+		ll_log_text[n] = '\0';
 }
 
 void wsnap_fs_log_capture(bool on)
@@ -392,7 +393,11 @@ void wsnap_fs_log_capture(bool on)
 
 const char *wsnap_fs_log_text(void)
 {
-	return ll_log_text[0] ? ll_log_text : "libfuse gave no reason";
+	size_t n = strlen(ll_log_text);
+
+	while (n > 0 && ll_log_text[n - 1] == '\n')
+		ll_log_text[--n] = '\0';
+	return n ? ll_log_text : "libfuse gave no reason";
 }
 
 enum wsnap_status wsnap_fs_session_new(struct fuse_session **out,

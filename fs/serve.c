@@ -12,6 +12,8 @@
 /* Worker threads of the loop: started on demand up to the maximum. */
 #define SERVE_MAX_THREADS  16
 #define SERVE_IDLE_THREADS 4
+/* malloc arenas for all of them */
+#define SERVE_ARENAS 2
 
 /*
  * The daemon inherits the heap of the validation pass (libarchive's
@@ -22,6 +24,8 @@
 static void serve_trim_memory(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* workers share arenas: their short-lived buffers are recycled */
+	mallopt(M_ARENA_MAX, SERVE_ARENAS);
 	malloc_trim(0);
 }
 
@@ -42,7 +46,8 @@ enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
 	}
 	handlers = true;
 	if (fuse_session_mount(se, mountpoint) != 0) {
-		status = wsnap_error_io(err, 0, mountpoint, "cannot mount (%s)",
+		status = wsnap_error_io(err, 0, mountpoint,
+					"cannot mount (%s) on",
 					wsnap_fs_log_text());
 		goto out;
 	}

@@ -6,9 +6,9 @@
 Small valid archives of every tar flavour and compression, one archive per
 policy rule (the case that triggers it), and the small files of the
 malformed corpus (tests/data/malformed). Seeds that need options carry the
-fuzz_index configuration prefix: "WSNP" and 12 bytes (see fuzz_index.c,
-struct layout in fuzz_configure); the configured paths are indices into
-fuzz_paths[], read from fuzz_index.c so that both stay in step.
+fuzzers' configuration prefix: "WSNP" and 12 bytes (see fuzz_common.h,
+fuzz_input_parse); the configured paths are indices into
+fuzz_paths[], read from fuzz_common.c so that both stay in step.
 
 Seeds have no .tar suffix (the repository ignores *.tar outside
 tests/data). Deterministic: running it again gives the same files.
@@ -33,7 +33,7 @@ def seed(name, data):
 
 
 def fuzz_paths():
-    src = open(os.path.join(HERE, "fuzz_index.c")).read()
+    src = open(os.path.join(HERE, "fuzz_common.c")).read()
     body = re.search(r"fuzz_paths\[\] = \{(.*?)\};", src, re.S).group(1)
     return re.findall(r'"((?:[^"\\]|\\.)*)"', body)
 
@@ -44,7 +44,7 @@ FLAGS = {"allow_external": 1, "no_symlinks": 2, "root_name": 4,
 
 
 def cfg(flags=(), skip=None, reject=None, rsym=None, root=None, strip=None,
-        members=0, total=0, file_size=0, path_len=0, depth=0):
+        members=0, total=0, file_size=0, path_len=0, depth=0, extra=0):
     """the configuration prefix; limits are the fuzz_limit() byte values
     (0 default, v < 128 means (v - 1) * scale)"""
     c = bytearray(12)
@@ -64,6 +64,7 @@ def cfg(flags=(), skip=None, reject=None, rsym=None, root=None, strip=None,
         c[0] |= FLAGS["strip_prefix"]
         c[5] = PATHS.index(strip)
     c[6], c[7], c[8], c[9], c[10] = members, total, file_size, path_len, depth
+    c[11] = extra
     return b"WSNP" + bytes(c)
 
 
@@ -196,6 +197,32 @@ def gen_rules():
          arc(d("d/"), f("d/a", b"1"), s("link", "d")))
 
 
+def gen_export():
+    """fuzz_export: byte 11 bit 0 plants traps in the destination (d ->
+    victim dir, x -> victim file, link -> ../sibling, up -> ../.., a/, f,
+    fifo), bit 1 exports twice, bits 2-3 choose the fallbacks, bit 4 a
+    pipe; these archives walk into each trap"""
+    f, d, s = t.file, t.dir, t.symlink
+    traps = arc(f("d/x", b"1"), f("x", b"2"), f("link", b"3"),
+                f("up/evil", b"4"), f("a/in", b"5"), f("f/y", b"6"),
+                f("fifo", b"7"))
+    seed("exp-traps", cfg(extra=1) + traps)
+    seed("exp-traps-fallback", cfg(extra=1 | 4 | 8) + traps)
+    seed("exp-replace",
+         cfg(extra=1) + arc(d("d/"), f("d/x", b"1"), s("x", "d/x"),
+                            d("link/"), s("f", "a"), d("fifo/")))
+    seed("exp-dir-over-file", cfg(extra=1) + arc(f("a", b"file on a dir")))
+    seed("exp-twice",
+         cfg(extra=2) + arc(d("d/"), f("d/f", b"x" * 100, mode=0o755),
+                            s("d/l", "f"), s("top", "d/l")))
+    seed("exp-pipe", cfg(extra=16) + t.gz(arc(f("a/b/c", b"abc"),
+                                              s("a/l", "b"))))
+    seed("exp-sparse",
+         cfg(extra=2 | 8) +
+         arc(t.gnu_sparse("sp", [(0, 5), (70000, 3), (90000, 0)], 90000,
+                          b"helloabc")))
+
+
 def gen_malformed():
     mal = os.path.join(HERE, "..", "tests", "data", "malformed")
     for name in sorted(os.listdir(mal)):
@@ -212,6 +239,7 @@ def main():
                                                               "seed")
     gen_valid()
     gen_rules()
+    gen_export()
     gen_malformed()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):

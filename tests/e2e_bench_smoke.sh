@@ -29,9 +29,11 @@ bash "$src/bench/run.sh" --sections 2,9 --workdir "$tmp/w0" \
 [ "$rc" -eq 2 ] || fail "--sections 2,9 exits $rc, want 2"
 
 rc=0
-timeout 100 bash "$src/bench/run.sh" --quick --workdir "$tmp/work" \
+t0=$SECONDS
+timeout 90 bash "$src/bench/run.sh" --quick --workdir "$tmp/work" \
 	--out "$tmp/report.md" --wsnap "$WSNAP_BIN" \
 	>"$tmp/stdout" 2>"$tmp/stderr" || rc=$?
+[ "$rc" -ne 124 ] || fail "run.sh --quick took over 90 s"
 [ "$rc" -eq 0 ] || fail "run.sh --quick exits $rc"
 out=$tmp/stdout
 
@@ -47,11 +49,17 @@ n=$(grep -cxF "$header" "$out")
 
 # Every row has the 7 cells; every wall cell is a number, 'over N s' or
 # 'n/a (reason)'.
-bad=$(awk -F' [|] ' '/^\| / && !/^\| tool \|/ && !/^\| ---/ {
+bad=$(awk -F' [|] ' '/^## Targets/ { exit }
+	/^\| / && !/^\| tool \|/ && !/^\| ---/ {
 	if (NF != 7) { print "cells: " $0; next }
 	if ($2 !~ /^([0-9]+\.[0-9]+|over [0-9.]+ s|n\/a \(.+\))$/)
 		print "wall: " $0 }' "$out")
 [ -z "$bad" ] || fail "malformed rows: $bad"
+
+# The summary lists every target (16) with what was measured.
+n=$(sed -n '/^## Targets/,$p' "$out" | grep -c '^| [0-9][a-z] |') || true
+[ "$n" -eq 16 ] || fail "$n rows in the summary of targets, want 16"
+grep -Eq '^[0-9]+ of 16 targets met' "$out" || fail "no count of targets met"
 
 # The peers are measured for real, not reported n/a.
 for peer in 'GNU tar -tf' 'bsdtar -tf' 'Python tarfile (all members)' \
@@ -70,4 +78,4 @@ if awk -v p="$tmp/" 'index($5, p) == 1 { f = 1 } END { exit !f }' \
 fi
 [ ! -e "$tmp/work" ] || [ -z "$(ls -A "$tmp/work")" ] ||
 	fail "generated data left behind: $(ls -A "$tmp/work")"
-echo "e2e_bench_smoke: ok ($(grep -c '^| ' "$out") table lines)"
+echo "e2e_bench_smoke: ok ($(grep -c '^| ' "$out") table lines, $((SECONDS - t0)) s)"

@@ -641,14 +641,51 @@ static void test_builder_limit_members(void **state)
 
 static void test_builder_limit_implicit_dirs(void **state)
 {
-	/* [wsnap] implicit directories have a budget of --max-members */
+	/* [wsnap] implicit directories are not members: a low limit does
+	 * not stop one deep name */
+	pol.max_members = 1;
+	OK(TM_F("a/b/c/d/e/f/g"));
 	pol.max_members = 2;
-	OK(TM_F("a/b/c"));
-	REJECT("a/b/c/d", "archive member count exceeds limit",
-	       TM_F("a/b/c/d"));
-	OK(TM_F("a/b/c"), TM_F("a/b/d"));
-	REJECT("c/d/e", "archive member count exceeds limit", TM_F("a/b"),
-	       TM_F("c/d/e"));
+	OK(TM_F("a/b/c/d"), TM_F("a/b/x/y/z"));
+	REJECT("c", "archive member count exceeds limit", TM_F("a/b/c/d"),
+	       TM_F("a/b/x/y/z"), TM_F("c"));
+}
+
+/*
+ * [wsnap] Deep names whose implicit directories would hold far more path
+ * bytes than the names themselves (each member: 3.8 KB of name, 255
+ * implicit directories, 490 KB of paths) are stopped by the byte budget
+ * (64 MiB + 4 x member path bytes) after about 140 members, long before
+ * the index is frozen.
+ */
+static void test_builder_limit_implicit_bytes(void **state)
+{
+	struct wsnap_builder *b;
+	struct wsnap_error err;
+	static char name[4096];
+	size_t i, k, len;
+	enum wsnap_status st = WSNAP_OK;
+
+	assert_int_equal(wsnap_builder_new(&b, &pol, &err), WSNAP_OK);
+	for (i = 0; i < 1000 && st == WSNAP_OK; i++) {
+		struct tm_member t = TM_F(name);
+		struct wsnap_raw_member m;
+
+		len = (size_t)snprintf(name, sizeof(name), "x%05zu/", i);
+		for (k = 0; k < 254; k++) {
+			memcpy(name + len, "aaaaaaaaaaaaaa/", 15);
+			len += 15;
+		}
+		name[len++] = 'f';
+		name[len] = '\0';
+		tm_raw(&t, &m);
+		st = wsnap_builder_add(b, &m, &err);
+	}
+	wsnap_builder_free(b);
+	assert_int_equal(st, WSNAP_REJECTED);
+	assert_string_equal(err.reason, "archive member count exceeds limit");
+	assert_true(i > 100 && i < 200);
+	assert_memory_equal(err.member, name, len + 1);
 }
 
 static void test_builder_limit_total_size(void **state)
@@ -823,6 +860,7 @@ int main(void)
 		T(test_builder_phase_one_error_wins),
 		T(test_builder_limit_members),
 		T(test_builder_limit_implicit_dirs),
+		T(test_builder_limit_implicit_bytes),
 		T(test_builder_limit_total_size),
 		T(test_builder_limit_file_size),
 		T(test_builder_limit_path_length),

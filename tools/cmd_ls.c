@@ -1,9 +1,188 @@
+/*
+ * wsnap ls [POLICY] [--json] ARCHIVE|-
+ *
+ * Validates the archive, then lists the index as a mount presents it:
+ * inos 2..count are the members (implicit directories included) sorted
+ * bytewise by path (index.h), so the listing is one pass in ino order.
+ * Times are local time (as ls -l and tar -tv show them); TZ=UTC gives UTC.
+ *
+ * Output goes through a large stdout buffer with unlocked stdio: listing
+ * 100,000 members costs a few milliseconds beyond building the index.
+ */
 #include <stdio.h>
+#include <string.h>
+#include <time.h>
 
 #include "commands.h"
+#include "json.h"
+#include "opts.h"
+
+#define OUT_BUFFER (1u << 20)
+
+static void help(void)
+{
+	printf("usage: wsnap ls [POLICY] [--json] ARCHIVE|-\n"
+	       "\n"
+	       "Validates the archive, then lists it as a mount presents it, "
+	       "sorted by path\n"
+	       "(bytewise), without the root, one member per line:\n"
+	       "  drwxr-xr-x  4096 2026-11-29 10:00 src\n"
+	       "  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
+	       "mode as presented, size, mtime in local time (TZ=UTC for UTC), "
+	       "path, and\n"
+	       "' -> target' for symlinks. Names are escaped like error "
+	       "messages, unquoted.\n"
+	       "'-' reads the archive from standard input.\n"
+	       "\n"
+	       "  --json                     one JSON object per line: path, "
+	       "type, mode (\"0755\"),\n"
+	       "                             size, mtime (seconds), target "
+	       "(symlinks only)\n"
+	       "  -h, --help                 show this help\n"
+	       "\n"
+	       "%s"
+	       "\n"
+	       "exit status: 0 listed, 2 usage error, 3 rejected (unsafe, or "
+	       "invalid tar stream),\n"
+	       "4 I/O or system error\n",
+	       wsnap_policy_help);
+}
+
+static const char *type_name(unsigned type)
+{
+	switch (type) {
+	case WSNAP_TYPE_DIR:
+		return "dir";
+	case WSNAP_TYPE_SYMLINK:
+		return "symlink";
+	default:
+		return "file";
+	}
+}
+
+/* 'drwxr-xr-x' from a node's type and presented mode; buf holds 11. */
+static void mode_string(char *buf, const struct wsnap_node *n)
+{
+	static const char rwx[] = "rwxrwxrwx";
+	int i;
+
+	buf[0] = n->type == WSNAP_TYPE_DIR	 ? 'd'
+		 : n->type == WSNAP_TYPE_SYMLINK ? 'l'
+						 : '-';
+	for (i = 0; i < 9; i++)
+		buf[1 + i] = (n->mode & (0400u >> i)) ? rwx[i] : '-';
+	buf[10] = '\0';
+}
+
+/* The mtime column, cached for runs of equal seconds. */
+struct time_cache {
+	bool valid;
+	int64_t sec;
+	char text[40];
+};
+
+static const char *time_column(struct time_cache *tc, int64_t sec)
+{
+	time_t t = (time_t)sec;
+	struct tm tm;
+
+	if (tc->valid && tc->sec == sec)
+		return tc->text;
+	tc->valid = true;
+	tc->sec = sec;
+	if ((int64_t)t != sec || !localtime_r(&t, &tm)) {
+		/* out of the range of struct tm: show the seconds */
+		snprintf(tc->text, sizeof(tc->text), "@%lld", (long long)sec);
+		return tc->text;
+	}
+	snprintf(tc->text, sizeof(tc->text), "%04lld-%02d-%02d %02d:%02d",
+		 (long long)tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday,
+		 tm.tm_hour, tm.tm_min);
+	return tc->text;
+}
+
+static void list_text(const struct wsnap_index *idx, uint32_t count)
+{
+	struct time_cache tc = {0};
+	const struct wsnap_node *n;
+	char mode[11], num[24];
+	size_t width = 1, len, pad;
+	uint32_t ino;
+
+	/* the size column is as wide as the widest size */
+	for (ino = 2; ino <= count; ino++) {
+		len = wsnap_fmt_u64(num, wsnap_index_node(idx, ino)->size);
+		if (len > width)
+			width = len;
+	}
+	for (ino = 2; ino <= count; ino++) {
+		n = wsnap_index_node(idx, ino);
+		mode_string(mode, n);
+		fwrite_unlocked(mode, 1, 10, stdout);
+		len = wsnap_fmt_u64(num, n->size);
+		for (pad = len; pad <= width; pad++)
+			fputc_unlocked(' ', stdout);
+		fwrite_unlocked(num, 1, len, stdout);
+		fputc_unlocked(' ', stdout);
+		fputs_unlocked(time_column(&tc, n->mtime_sec), stdout);
+		fputc_unlocked(' ', stdout);
+		wsnap_put_escaped(stdout, WSNAP_ESC_BARE, n->path,
+				  strlen(n->path));
+		if (n->type == WSNAP_TYPE_SYMLINK && n->target) {
+			fputs_unlocked(" -> ", stdout);
+			wsnap_put_escaped(stdout, WSNAP_ESC_BARE, n->target,
+					  strlen(n->target));
+		}
+		fputc_unlocked('\n', stdout);
+	}
+}
+
+static void list_json(const struct wsnap_index *idx, uint32_t count)
+{
+	const struct wsnap_node *n;
+	struct wsnap_json j;
+	uint32_t ino;
+
+	for (ino = 2; ino <= count; ino++) {
+		n = wsnap_index_node(idx, ino);
+		wsnap_json_begin(&j, stdout);
+		wsnap_json_cstring(&j, "path", n->path);
+		wsnap_json_cstring(&j, "type", type_name(n->type));
+		wsnap_json_mode(&j, "mode", n->mode);
+		wsnap_json_u64(&j, "size", n->size);
+		wsnap_json_time(&j, "mtime", n->mtime_sec, n->mtime_nsec,
+				n->flags & WSNAP_NODE_MTIME_FRAC);
+		if (n->type == WSNAP_TYPE_SYMLINK)
+			wsnap_json_cstring(&j, "target",
+					   n->target ? n->target : "");
+		wsnap_json_end(&j);
+	}
+}
 
 int wsnap_cmd_ls(int argc, char **argv)
 {
-	fprintf(stderr, "wsnap: ls: not implemented yet\n");
-	return 4;
+	static char outbuf[OUT_BUFFER];
+	struct wsnap_index *idx = NULL;
+	struct wsnap_cmdline cl;
+	struct wsnap_error err;
+	int rc;
+
+	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
+	rc = wsnap_opts_parse_simple(&cl, argc, argv, 0, "ARCHIVE", help);
+	if (rc >= 0)
+		goto out;
+	if (wsnap_load_index(cl.operands[0], &cl.policy, false, &idx, &err)) {
+		rc = wsnap_report(&err, cl.json);
+		goto out;
+	}
+	if (cl.json)
+		list_json(idx, wsnap_index_count(idx));
+	else
+		list_text(idx, wsnap_index_count(idx));
+	rc = wsnap_out_finish(stdout, "standard output");
+out:
+	wsnap_index_free(idx);
+	wsnap_policy_release(&cl.policy);
+	fflush(stdout);
+	return rc;
 }

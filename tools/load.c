@@ -54,10 +54,11 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 /* Progress on a terminal, for inputs of at least PROGRESS_MIN bytes. */
 #define PROGRESS_MIN	  (64ULL << 20)
 #define PROGRESS_EVERY_NS 200000000LL
+#define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
 
 struct progress {
 	const char *path;
-	struct timespec last;
+	struct timespec last; /* the start, then the last display */
 	bool shown;
 };
 
@@ -81,7 +82,8 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	if ((total ? total : done) < PROGRESS_MIN)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (pr->shown && elapsed_ns(&pr->last, &now) < PROGRESS_EVERY_NS)
+	if (elapsed_ns(&pr->last, &now) <
+	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
 		return;
 	pr->last = now;
 	pr->shown = true;
@@ -104,7 +106,7 @@ enum wsnap_status wsnap_load_index(const char *path,
 				   struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
-	struct progress pr = {.path = strcmp(path, "-") ? path : "-"};
+	struct progress pr = {.path = path};
 	enum wsnap_status st;
 	int fd;
 

@@ -1,0 +1,720 @@
+/*
+ * pack: a directory into a deterministic pax tar (pack.h).
+ *
+ * Invariants:
+ *  - the plan (every member the walk reported, with its metadata as on disk)
+ *    and the index the builder made of the same members are complete before
+ *    the output is created; only members the index holds are written, so
+ *    what the policy skipped or refused never reaches the archive;
+ *  - entries are written sorted bytewise by rel path (the index's order), so
+ *    the output depends on the tree only; the libarchive handle runs under
+ *    the C locale, so names are stored the same whatever the environment;
+ *  - a member's header is written with the size the walk saw, and exactly
+ *    that many bytes follow it, or the whole output is abandoned.
+ */
+#include "pack.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "builder.h"
+#include "grow.h"
+#include "index.h"
+#include "tree.h"
+
+#define PACK_BUF (256u << 10)
+
+struct plan_entry {
+	const char *path; /* rel path, "" for the root; set by plan_sort */
+	const char *target;
+	size_t path_off;
+	size_t target_off;
+	size_t path_len;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	uint16_t mode;
+	uint8_t type; /* enum wsnap_raw_type */
+};
+
+struct plan {
+	const char *label;
+	struct wsnap_builder *builder;
+	struct wsnap_index *idx;
+	struct plan_entry *e;
+	size_t n;
+	size_t cap;
+	char *arena;
+	size_t used;
+	size_t acap;
+};
+
+static void plan_release(struct plan *p)
+{
+	wsnap_builder_free(p->builder);
+	wsnap_index_free(p->idx);
+	free(p->e);
+	free(p->arena);
+	memset(p, 0, sizeof(*p));
+}
+
+/* Copies len bytes and a NUL into the arena; returns the offset. */
+static bool arena_put(struct plan *p, const char *s, size_t len, size_t *off)
+{
+	char *na = wsnap_grow(p->arena, &p->acap, p->used + len + 1, 1);
+
+	if (!na)
+		return false;
+	p->arena = na;
+	memcpy(p->arena + p->used, s, len);
+	p->arena[p->used + len] = '\0';
+	*off = p->used;
+	p->used += len + 1;
+	return true;
+}
+
+/* The walk's callback: the builder first (phase one of the policy), then
+ * the plan keeps what it needs to write the member. */
+static enum wsnap_status plan_add(void *ctx, const struct wsnap_raw_member *m,
+				  struct wsnap_error *err)
+{
+	struct plan *p = ctx;
+	struct plan_entry *pe, *ne;
+	/* "." is the root, "./rel" the others (tree.h) */
+	const char *rel = m->name_len > 2 ? m->name + 2 : "";
+	size_t rl = m->name_len > 2 ? m->name_len - 2 : 0;
+	enum wsnap_status s;
+
+	s = wsnap_builder_add(p->builder, m, err);
+	if (s != WSNAP_OK)
+		return s;
+	ne = wsnap_grow(p->e, &p->cap, p->n + 1, sizeof(*p->e));
+	if (!ne)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	p->e = ne;
+	pe = &p->e[p->n];
+	memset(pe, 0, sizeof(*pe));
+	if (!arena_put(p, rel, rl, &pe->path_off) ||
+	    (m->linkname &&
+	     !arena_put(p, m->linkname, m->linkname_len, &pe->target_off)))
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	pe->path_len = rl;
+	pe->size = m->size;
+	pe->mtime_sec = m->mtime_sec;
+	pe->mtime_nsec = m->mtime_nsec;
+	pe->mode = (uint16_t)(m->mode & 07777);
+	pe->type = (uint8_t)m->type;
+	if (!m->linkname)
+		pe->target_off = SIZE_MAX;
+	p->n++;
+	return WSNAP_OK;
+}
+
+/* Step 1: walk, policy, sorted plan. Nothing is written. */
+static enum wsnap_status plan_build(struct plan *p, int root_fd,
+				    const char *label,
+				    const struct wsnap_policy *policy,
+				    struct wsnap_error *err)
+{
+	enum wsnap_status s;
+	struct wsnap_builder *b;
+	size_t i;
+
+	memset(p, 0, sizeof(*p));
+	p->label = label;
+	s = wsnap_builder_new(&p->builder, policy, err);
+	if (s != WSNAP_OK)
+		return s;
+	s = wsnap_tree_walk(root_fd, label, policy, plan_add, p, err);
+	if (s != WSNAP_OK)
+		return s;
+	b = p->builder;
+	p->builder = NULL; /* finish frees it in all cases */
+	s = wsnap_builder_finish(b, &p->idx, err);
+	if (s != WSNAP_OK)
+		return s;
+	for (i = 0; i < p->n; i++) {
+		p->e[i].path = p->arena + p->e[i].path_off;
+		p->e[i].target = p->e[i].target_off == SIZE_MAX
+					 ? NULL
+					 : p->arena + p->e[i].target_off;
+	}
+	/* the walk reports the root first (tree.h) */
+	if (!p->n || p->e[0].path_len || p->e[0].type != WSNAP_RAW_DIR)
+		return wsnap_error_io(err, 0, label, "cannot walk directory");
+	return WSNAP_OK;
+}
+
+/* ---- step 2: writing ---- */
+
+struct sink {
+	int fd;
+	const char *label; /* OUT as the user named it */
+	uint64_t bytes;
+	int errnum;
+};
+
+static la_ssize_t sink_write(struct archive *a, void *ctx, const void *buf,
+			     size_t len)
+{
+	struct sink *k = ctx;
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t n = write(k->fd, (const char *)buf + done, len - done);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			k->errnum = n < 0 ? errno : EIO;
+			archive_set_error(a, k->errnum, "cannot write");
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	k->bytes += len;
+	return (la_ssize_t)len;
+}
+
+static enum wsnap_status write_fail(struct archive *a, const struct sink *k,
+				    struct wsnap_error *err)
+{
+	int e = k->errnum ? k->errnum : archive_errno(a);
+
+	if (e == ENOSPC)
+		return wsnap_error_io(err, e, k->label,
+				      "no space left writing");
+	return wsnap_error_io(err, e > 0 ? e : 0, k->label,
+			      "cannot write archive (%s)",
+			      archive_error_string(a) ? archive_error_string(a)
+						      : "unknown error");
+}
+
+static enum wsnap_status changed(const struct plan *p, const char *rel,
+				 struct wsnap_error *err)
+{
+	char buf[WSNAP_ERROR_TEXT_MAX];
+
+	return wsnap_error_io(
+		err, 0, wsnap_tree_describe(p->label, rel, buf, sizeof(buf)),
+		"file changed while being read");
+}
+
+/* Streams a file's bytes: exactly pe->size, then end of file. */
+static enum wsnap_status write_content(const struct plan *p, struct archive *a,
+				       const struct sink *k,
+				       struct wsnap_tree_cursor *cur,
+				       const struct plan_entry *pe, char *buf,
+				       struct wsnap_error *err)
+{
+	enum wsnap_status s = WSNAP_OK;
+	uint64_t left = pe->size;
+	struct stat st;
+	int fd = wsnap_tree_cursor_open(cur, pe->path, &st, err);
+
+	if (fd < 0)
+		return err->status;
+	if ((uint64_t)st.st_size != pe->size) {
+		s = changed(p, pe->path, err);
+		goto out;
+	}
+	for (;;) {
+		/* one byte more than is left: growth shows at once */
+		size_t ask = left < PACK_BUF ? (size_t)left + 1 : PACK_BUF;
+		ssize_t n = read(fd, buf, ask);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			char path[WSNAP_ERROR_TEXT_MAX];
+
+			s = wsnap_error_io(err, errno,
+					   wsnap_tree_describe(p->label,
+							       pe->path, path,
+							       sizeof(path)),
+					   "cannot read");
+			goto out;
+		}
+		if (n == 0) {
+			if (left)
+				s = changed(p, pe->path, err);
+			goto out;
+		}
+		if ((uint64_t)n > left) {
+			s = changed(p, pe->path, err);
+			goto out;
+		}
+		if (archive_write_data(a, buf, (size_t)n) != n) {
+			s = write_fail(a, k, err);
+			goto out;
+		}
+		left -= (uint64_t)n;
+	}
+out:
+	close(fd);
+	return s;
+}
+
+static int add_filter(struct archive *a, enum wsnap_pack_compress c)
+{
+	switch (c) {
+	case WSNAP_PACK_GZIP:
+		if (archive_write_add_filter_gzip(a) != ARCHIVE_OK)
+			return -1;
+		/* no timestamp in the gzip header: determinism */
+		return archive_write_set_filter_option(a, "gzip", "timestamp",
+						       NULL) == ARCHIVE_OK
+			       ? 0
+			       : -1;
+	case WSNAP_PACK_ZSTD:
+		return archive_write_add_filter_zstd(a) == ARCHIVE_OK ? 0 : -1;
+	case WSNAP_PACK_XZ:
+		return archive_write_add_filter_xz(a) == ARCHIVE_OK ? 0 : -1;
+	default:
+		return archive_write_add_filter_none(a) == ARCHIVE_OK ? 0 : -1;
+	}
+}
+
+static void set_entry(struct archive_entry *ae, const struct plan_entry *pe,
+		      char *name, size_t cap)
+{
+	archive_entry_clear(ae);
+	if (pe->path_len) {
+		memcpy(name, "./", 2);
+		memcpy(name + 2, pe->path, pe->path_len + 1);
+	} else {
+		memcpy(name, ".", 2);
+	}
+	archive_entry_copy_pathname(ae, name);
+	archive_entry_set_uid(ae, 0);
+	archive_entry_set_gid(ae, 0);
+	archive_entry_set_mtime(ae, pe->mtime_sec, (long)pe->mtime_nsec);
+	switch (pe->type) {
+	case WSNAP_RAW_DIR:
+		archive_entry_set_filetype(ae, AE_IFDIR);
+		archive_entry_set_perm(ae, pe->mode & 0777);
+		archive_entry_set_size(ae, 0);
+		break;
+	case WSNAP_RAW_SYMLINK:
+		archive_entry_set_filetype(ae, AE_IFLNK);
+		archive_entry_set_perm(ae, 0777);
+		archive_entry_copy_symlink(ae, pe->target);
+		archive_entry_set_size(ae, 0);
+		break;
+	default:
+		archive_entry_set_filetype(ae, AE_IFREG);
+		archive_entry_set_perm(ae, pe->mode & 0777);
+		archive_entry_set_size(ae, (la_int64_t)pe->size);
+		break;
+	}
+}
+
+static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
+{
+	if (!pe->path_len)
+		return;
+	st->members++;
+	if (pe->type == WSNAP_RAW_DIR)
+		st->dirs++;
+	else if (pe->type == WSNAP_RAW_SYMLINK)
+		st->symlinks++;
+	else {
+		st->files++;
+		st->file_bytes += pe->size;
+	}
+}
+
+/*
+ * The plan entry of an index node. The index is sorted by path (index.h),
+ * and each node records the position of its member among those the builder
+ * received ('order', 1-based), which is the position of the entry in the
+ * plan: so the plan needs no sorting and members the policy skipped (not in
+ * the index) are passed over. NULL if they disagree (a bug).
+ */
+static const struct plan_entry *plan_entry_of(const struct plan *p,
+					      uint32_t ino)
+{
+	const struct wsnap_node *n = wsnap_index_node(p->idx, ino);
+	const struct plan_entry *pe;
+
+	if (ino == WSNAP_ROOT_INO)
+		return &p->e[0];
+	if (!n || n->order == 0 || n->order > p->n)
+		return NULL;
+	pe = &p->e[n->order - 1];
+	if (pe->path_len != strlen(n->path) ||
+	    memcmp(pe->path, n->path, pe->path_len) != 0)
+		return NULL;
+	return pe;
+}
+
+/* Step 2: the members the index holds, in its order. */
+static enum wsnap_status plan_write(const struct plan *p, int root_fd,
+				    int out_fd, const char *out_label,
+				    enum wsnap_pack_compress comp,
+				    struct wsnap_pack_stats *st,
+				    struct wsnap_error *err)
+{
+	struct wsnap_tree_cursor *cur = NULL;
+	struct archive *a = NULL;
+	struct archive_entry *ae = NULL;
+	struct sink k = {.fd = out_fd, .label = out_label};
+	locale_t cloc, old = (locale_t)0;
+	char *buf = NULL, *name = NULL;
+	size_t i, maxlen = 0;
+	uint32_t ino, count = wsnap_index_count(p->idx);
+	enum wsnap_status s;
+
+	/* names that are UTF-8 stored as such (pax path), others as bytes
+	 * (hdrcharset=BINARY); C where C.UTF-8 is missing (older libc) */
+	cloc = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
+	if (cloc == (locale_t)0)
+		cloc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+	if (cloc == (locale_t)0)
+		return wsnap_error_io(err, errno, NULL, "cannot set locale");
+	old = uselocale(cloc);
+	for (i = 0; i < p->n; i++)
+		if (p->e[i].path_len > maxlen)
+			maxlen = p->e[i].path_len;
+	s = wsnap_tree_cursor_new(&cur, root_fd, p->label, err);
+	if (s != WSNAP_OK)
+		goto out;
+	buf = malloc(PACK_BUF);
+	name = malloc(maxlen + 3);
+	a = archive_write_new();
+	ae = archive_entry_new();
+	if (!buf || !name || !a || !ae) {
+		s = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	/*
+	 * A compressed stream ends where the compressor ends it: padding it
+	 * to a 10240-byte block would put zeros after the gzip trailer or the
+	 * zstd frame, which strict readers (ours) refuse. A plain tar keeps
+	 * the customary padding.
+	 */
+	if (comp != WSNAP_PACK_NONE)
+		archive_write_set_bytes_in_last_block(a, 1);
+	if (archive_write_set_format_pax(a) != ARCHIVE_OK ||
+	    add_filter(a, comp) != 0 ||
+	    archive_write_open(a, &k, NULL, sink_write, NULL) != ARCHIVE_OK) {
+		s = write_fail(a, &k, err);
+		goto out;
+	}
+	for (ino = WSNAP_ROOT_INO; ino <= count; ino++) {
+		const struct plan_entry *pe = plan_entry_of(p, ino);
+		int r;
+
+		if (!pe) {
+			s = wsnap_error_io(err, 0, p->label,
+					   "directory and index disagree");
+			goto out;
+		}
+		set_entry(ae, pe, name, maxlen + 3);
+		r = archive_write_header(a, ae);
+		/* ARCHIVE_WARN: a name that is not UTF-8 is stored as raw
+		 * bytes (pax hdrcharset=BINARY), as wanted */
+		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
+			s = write_fail(a, &k, err);
+			goto out;
+		}
+		if (pe->type == WSNAP_RAW_FILE && pe->size) {
+			s = write_content(p, a, &k, cur, pe, buf, err);
+			if (s != WSNAP_OK)
+				goto out;
+		} else if (pe->type == WSNAP_RAW_FILE) {
+			/* an empty file must still be empty */
+			struct stat fst;
+			int fd = wsnap_tree_cursor_open(cur, pe->path, &fst,
+							err);
+
+			if (fd < 0) {
+				s = err->status;
+				goto out;
+			}
+			close(fd);
+			if (fst.st_size != 0) {
+				s = changed(p, pe->path, err);
+				goto out;
+			}
+		}
+		if (st)
+			tally(st, pe);
+	}
+	if (archive_write_close(a) != ARCHIVE_OK) {
+		s = write_fail(a, &k, err);
+		goto out;
+	}
+	if (st)
+		st->out_bytes = k.bytes;
+	s = WSNAP_OK;
+out:
+	if (a)
+		archive_write_free(a);
+	archive_entry_free(ae);
+	free(buf);
+	free(name);
+	wsnap_tree_cursor_free(cur);
+	uselocale(old);
+	freelocale(cloc);
+	return s;
+}
+
+/* Step 3: read the output back under the same policy. */
+static enum wsnap_status plan_check(const struct plan *p, int out_fd,
+				    const struct wsnap_policy *policy,
+				    const char *out_label,
+				    struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ro = {0};
+	struct wsnap_index_stats want, got;
+	struct wsnap_index *idx = NULL;
+	enum wsnap_status s;
+
+	if (lseek(out_fd, 0, SEEK_SET) < 0)
+		return wsnap_error_io(err, errno, out_label,
+				      "cannot read back");
+	s = wsnap_index_build(&idx, out_fd, policy, &ro, err);
+	if (s != WSNAP_OK)
+		return s;
+	wsnap_index_stats(p->idx, &want);
+	wsnap_index_stats(idx, &got);
+	if (want.members != got.members || want.dirs != got.dirs ||
+	    want.files != got.files || want.symlinks != got.symlinks ||
+	    want.total_bytes != got.total_bytes)
+		s = wsnap_error_io(err, 0, out_label,
+				   "written archive does not hold the "
+				   "directory's members");
+	wsnap_index_free(idx);
+	return s;
+}
+
+enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
+				const struct wsnap_pack_opts *opts,
+				struct wsnap_pack_stats *st,
+				struct wsnap_error *err)
+{
+	struct plan p;
+	enum wsnap_status s;
+
+	if (st)
+		memset(st, 0, sizeof(*st));
+	s = plan_build(&p, root_fd, label, opts->policy, err);
+	if (s == WSNAP_OK && opts->after_plan)
+		opts->after_plan(opts->after_plan_ctx);
+	if (s == WSNAP_OK)
+		s = plan_write(&p, root_fd, out_fd, "", opts->compress, st,
+			       err);
+	if (s == WSNAP_OK)
+		s = plan_check(&p, out_fd, opts->policy, "", err);
+	plan_release(&p);
+	return s;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+enum wsnap_pack_compress wsnap_pack_compress_for(const char *out)
+{
+	if (ends_with(out, ".tar.gz") || ends_with(out, ".tgz"))
+		return WSNAP_PACK_GZIP;
+	if (ends_with(out, ".tar.zst") || ends_with(out, ".tzst"))
+		return WSNAP_PACK_ZSTD;
+	if (ends_with(out, ".tar.xz") || ends_with(out, ".txz"))
+		return WSNAP_PACK_XZ;
+	return WSNAP_PACK_NONE;
+}
+
+int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
+{
+	static const struct {
+		const char *name;
+		enum wsnap_pack_compress c;
+	} names[] = {
+		{"none", WSNAP_PACK_NONE},
+		{"gzip", WSNAP_PACK_GZIP},
+		{"zstd", WSNAP_PACK_ZSTD},
+		{"xz", WSNAP_PACK_XZ},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (strcmp(name, names[i].name) == 0) {
+			*c = names[i].c;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* An unlinked temporary file for OUT '-'. */
+static int open_anon_tmp(const char *tmpdir, struct wsnap_error *err)
+{
+	const char *dir = tmpdir ? tmpdir : getenv("TMPDIR");
+	size_t dl;
+	char *tmpl;
+	int fd;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	dl = strlen(dir);
+	tmpl = malloc(dl + sizeof("/wsnap-pack.XXXXXX"));
+	if (!tmpl) {
+		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+		return -1;
+	}
+	memcpy(tmpl, dir, dl);
+	memcpy(tmpl + dl, "/wsnap-pack.XXXXXX", sizeof("/wsnap-pack.XXXXXX"));
+	fd = mkostemp(tmpl, O_CLOEXEC);
+	if (fd < 0)
+		wsnap_error_io(err, errno, dir, "cannot create temporary file");
+	else
+		unlink(tmpl);
+	free(tmpl);
+	return fd;
+}
+
+/* "dir/.base.XXXXXX" beside out; NULL when out of memory. */
+static char *temp_name(const char *out)
+{
+	const char *slash = strrchr(out, '/');
+	size_t dl = slash ? (size_t)(slash - out) + 1 : 0;
+	size_t bl = strlen(out + dl);
+	char *t = malloc(dl + 1 + bl + sizeof(".XXXXXX"));
+
+	if (!t)
+		return NULL;
+	memcpy(t, out, dl);
+	t[dl] = '.';
+	memcpy(t + dl + 1, out + dl, bl);
+	memcpy(t + dl + 1 + bl, ".XXXXXX", sizeof(".XXXXXX"));
+	return t;
+}
+
+static enum wsnap_status copy_out(int fd, int to, struct wsnap_error *err)
+{
+	enum wsnap_status s = WSNAP_OK;
+	char *buf = malloc(PACK_BUF);
+
+	if (!buf)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	if (lseek(fd, 0, SEEK_SET) < 0) {
+		s = wsnap_error_io(err, errno, NULL, "cannot read back");
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = wsnap_tree_read_full(fd, buf, PACK_BUF);
+		ssize_t done = 0;
+
+		if (n < 0) {
+			s = wsnap_error_io(err, errno, NULL,
+					   "cannot read back");
+			goto out;
+		}
+		if (n == 0)
+			break;
+		while (done < n) {
+			ssize_t w = write(to, buf + done, (size_t)(n - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0) {
+				s = wsnap_error_io(err, w < 0 ? errno : EIO,
+						   "-", "cannot write");
+				goto out;
+			}
+			done += w;
+		}
+	}
+out:
+	free(buf);
+	return s;
+}
+
+enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
+				 const struct wsnap_pack_opts *opts,
+				 struct wsnap_pack_stats *st,
+				 struct wsnap_error *err)
+{
+	bool to_stdout = strcmp(out, "-") == 0;
+	char *tmp = NULL;
+	struct plan p;
+	enum wsnap_status s;
+	int root_fd, fd = -1;
+
+	memset(&p, 0, sizeof(p));
+	if (st)
+		memset(st, 0, sizeof(*st));
+	root_fd = wsnap_tree_open(dir, err);
+	if (root_fd < 0)
+		return err->status;
+	/* the verdict comes before the output exists */
+	s = plan_build(&p, root_fd, dir, opts->policy, err);
+	if (s != WSNAP_OK)
+		goto out;
+	if (opts->after_plan)
+		opts->after_plan(opts->after_plan_ctx);
+	if (to_stdout) {
+		fd = open_anon_tmp(opts->tmpdir, err);
+		if (fd < 0) {
+			s = err->status;
+			goto out;
+		}
+	} else {
+		tmp = temp_name(out);
+		if (!tmp) {
+			s = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+			goto out;
+		}
+		fd = mkostemp(tmp, O_CLOEXEC);
+		if (fd < 0) {
+			s = wsnap_error_io(err, errno, out, "cannot create");
+			free(tmp);
+			tmp = NULL;
+			goto out;
+		}
+	}
+	s = plan_write(&p, root_fd, fd, out, opts->compress, st, err);
+	if (s == WSNAP_OK)
+		s = plan_check(&p, fd, opts->policy, out, err);
+	if (s != WSNAP_OK)
+		goto out;
+	if (to_stdout) {
+		s = copy_out(fd, STDOUT_FILENO, err);
+	} else {
+		mode_t um = umask(022);
+
+		umask(um);
+		if (fchmod(fd, 0666 & ~um) < 0 || rename(tmp, out) < 0)
+			s = wsnap_error_io(err, errno, out, "cannot write");
+		else {
+			free(tmp);
+			tmp = NULL;
+		}
+	}
+out:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (fd >= 0)
+		close(fd);
+	plan_release(&p);
+	close(root_fd);
+	return s;
+}

@@ -1,0 +1,99 @@
+/*
+ * Making a snapshot of a directory (cli.md 'wsnap pack'), the inverse of
+ * export.
+ *
+ * Three steps, each finished before the next begins:
+ *  1. plan: the tree is walked (tree.h) into the index builder, so the
+ *     policy runs on exactly the members that will be written; a FIFO, a
+ *     device, a symlink leaving the directory (unless allowed) is rejected
+ *     here, before anything is written, with the message 'check' prints;
+ *  2. write: members '.' and './<rel>' in bytewise path order (a directory
+ *     before its contents), pax format through libarchive, uid/gid 0 and no
+ *     owner names, mtimes with their fraction, no atime/ctime, symlinks as
+ *     symlinks, every hardlink as a regular file of its own, no socket;
+ *     permission bits as on disk without setuid/setgid/sticky. Files are
+ *     opened through the cursor (no link followed) and must keep the size
+ *     the walk saw from open to end of file, else 'file changed while being
+ *     read' (WSNAP_IO) and the output is abandoned;
+ *  3. check: the written archive is read back and validated under the same
+ *     policy, and must hold the members planned.
+ *
+ * The output is a pure function of the tree (names, types, modes, sizes,
+ * mtimes, targets, bytes) and the options: no time, user, locale or process
+ * id enters it (gzip without timestamp, no pax attributes beyond path,
+ * linkpath, size, mtime and hdrcharset), so packing the same tree twice
+ * gives byte-identical archives for every compression.
+ */
+#ifndef WSNAP_PACK_H
+#define WSNAP_PACK_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+
+enum wsnap_pack_compress {
+	WSNAP_PACK_NONE,
+	WSNAP_PACK_GZIP,
+	WSNAP_PACK_ZSTD,
+	WSNAP_PACK_XZ,
+};
+
+struct wsnap_pack_opts {
+	const struct wsnap_policy *policy;
+	enum wsnap_pack_compress compress;
+	const char *tmpdir; /* for OUT '-': NULL means $TMPDIR, else /tmp */
+	/*
+	 * Optional: called once between the plan and the writing, after the
+	 * policy accepted the tree (tests change the tree here to check that
+	 * a file changed after the walk is caught).
+	 */
+	void (*after_plan)(void *ctx);
+	void *after_plan_ctx;
+};
+
+struct wsnap_pack_stats {
+	uint64_t members; /* written, root excluded */
+	uint64_t dirs;
+	uint64_t files;
+	uint64_t symlinks;
+	uint64_t file_bytes; /* sum of file sizes */
+	uint64_t out_bytes;  /* bytes of the (compressed) archive */
+};
+
+/*
+ * Compression for an output name: '.tar.gz'/'.tgz' gzip, '.tar.zst'/'.tzst'
+ * zstd, '.tar.xz'/'.txz' xz, anything else (and '-') none.
+ */
+enum wsnap_pack_compress wsnap_pack_compress_for(const char *out);
+
+/* Parses 'none', 'gzip', 'zstd', 'xz'; returns 0, or -1 for another name. */
+int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c);
+
+/*
+ * Packs the tree under root_fd (not closed; label names it in messages)
+ * into out_fd (written from its position; not closed), all three steps,
+ * the check reading out_fd back (so out_fd must be a readable, seekable
+ * regular file). On failure the content of out_fd is undefined. Fills *st
+ * (may be NULL). Errors: WSNAP_REJECTED (policy, before anything is
+ * written; or the final check), WSNAP_IO (reading the tree, a file that
+ * changed, writing).
+ */
+enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
+				const struct wsnap_pack_opts *opts,
+				struct wsnap_pack_stats *st,
+				struct wsnap_error *err);
+
+/*
+ * The whole command: packs directory dir into out. For a file, out is
+ * written under a temporary name beside it and renamed into place only once
+ * checked (mode 0666 less the umask); for '-' the archive is built and
+ * checked in an unlinked temporary file, then copied to standard output.
+ * Nothing is created when the policy rejects the tree.
+ */
+enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
+				 const struct wsnap_pack_opts *opts,
+				 struct wsnap_pack_stats *st,
+				 struct wsnap_error *err);
+
+#endif

@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# End-to-end: 'wsnap mount' of a rich snapshot from a plain, gzip, xz,
+# bzip2 and zstd archive, compared member by member with the archive's own
+# members and bytes and with 'wsnap ls --json'; writes fail with EROFS; a
+# rejected archive is not mounted; mountpoint and option errors; -o uid/gid.
+. "$(dirname "$0")/mount_lib.sh"
+
+python3 "$helper" make "$work"
+zstd -q -o "$work/snap.tar.zst" "$work/snap.tar"
+
+for ar in snap.tar snap.tar.gz snap.tar.xz snap.tar.bz2 snap.tar.zst; do
+	newmnt "mnt-$ar"
+	expect_rc 0 "$WSNAP_BIN" mount "$work/$ar" "$mnt"
+	is_mounted "$mnt" || fail "$ar: mount returned but nothing is mounted"
+	grep -F " $mnt " /proc/self/mountinfo | grep -q ' fuse.wsnap ' ||
+		fail "$ar: not a fuse.wsnap mount"
+	lsjson=$work/ls.json
+	rc=0
+	"$WSNAP_BIN" ls --json "$work/$ar" >"$lsjson" 2>"$work/stderr" || rc=$?
+	if [ $rc -ne 0 ] && grep -q "not implemented yet" "$work/stderr"; then
+		# TODO(mount): drop once 'wsnap ls' is on main
+		echo "note: wsnap ls not implemented yet: compared with the archive only"
+		lsjson=
+	elif [ $rc -ne 0 ]; then
+		fail "wsnap ls --json $ar exited $rc: $(cat "$work/stderr")"
+	fi
+	python3 "$helper" compare "$work/$ar" "$mnt" $lsjson ||
+		fail "$ar: mount differs from the archive"
+	[ "$ar" = snap.tar ] && { python3 "$helper" erofs "$mnt" ||
+		fail "writes did not fail with EROFS"; }
+	expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+	! is_mounted "$mnt" || fail "$ar: still mounted after unmount"
+	[ -z "$(ls -A "$mnt")" ] || fail "$ar: mountpoint not empty after unmount"
+done
+
+# the presented owner
+newmnt mnt-owner
+expect_rc 0 "$WSNAP_BIN" mount -o uid=1234,gid=5678 "$work/snap.tar" "$mnt"
+WSNAP_EXPECT_UID=1234 WSNAP_EXPECT_GID=5678 \
+	python3 "$helper" compare "$work/snap.tar" "$mnt" ||
+	fail "-o uid=,gid= not presented"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+
+# policy options apply: skipped members are absent, an option lets an
+# external symlink through
+newmnt mnt-skip
+expect_rc 0 "$WSNAP_BIN" mount --skip big --skip src/pkg/main.py \
+	"$work/snap.tar" "$mnt"
+[ ! -e "$mnt/big" ] && [ ! -e "$mnt/src/pkg/main.py" ] ||
+	fail "--skip: skipped members are served"
+[ -f "$mnt/src/pkg/__init__.py" ] && [ -d "$mnt/many" ] ||
+	fail "--skip: other members missing"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+python3 - "$work/venv.tar" <<'PY'
+import sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo(".venv/bin/python3")
+    ti.type, ti.linkname = tarfile.SYMTYPE, "/usr/bin/python3"
+    tf.addfile(ti)
+PY
+newmnt mnt-venv
+expect_rc 3 "$WSNAP_BIN" mount "$work/venv.tar" "$mnt"
+grep -q "hint: --allow-external-symlinks" "$work/stderr" ||
+	fail "no hint for an external symlink: $(cat "$work/stderr")"
+expect_rc 0 "$WSNAP_BIN" mount --allow-external-symlinks "$work/venv.tar" \
+	"$mnt"
+[ "$(readlink "$mnt/.venv/bin/python3")" = /usr/bin/python3 ] ||
+	fail "external symlink target"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+
+# -o cache_dir=: the decompressed stream of a compressed archive is spilled
+# there, unlinked at once; standard options (allow_other) pass through
+newmnt mnt-cache
+mkdir "$work/cache"
+expect_rc 0 "$WSNAP_BIN" mount -o allow_other,cache_dir="$work/cache" \
+	"$work/snap.tar.xz" "$mnt"
+grep -F " $mnt " /proc/self/mountinfo | grep -q allow_other ||
+	fail "allow_other not passed to the mount"
+pid=$(python3 "$helper" pid "$work/snap.tar.xz" "$mnt")
+ls -l "/proc/$pid/fd" | grep -qF "$work/cache/" ||
+	fail "no spill file of the daemon in cache_dir"
+[ -z "$(ls -A "$work/cache")" ] || fail "spill file not unlinked"
+python3 "$helper" read-all "$work/snap.tar.xz" "$mnt" >/dev/null ||
+	fail "reads from the spill file in cache_dir"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+
+# a rejected archive: exit 3, the policy message, nothing mounted
+python3 - "$work/evil.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as tf:
+    ti = tarfile.TarInfo("ok.txt"); ti.size = 2
+    tf.addfile(ti, io.BytesIO(b"ok"))
+    ti = tarfile.TarInfo("../evil"); ti.size = 1
+    tf.addfile(ti, io.BytesIO(b"x"))
+PY
+newmnt mnt-evil
+expect_rc 3 "$WSNAP_BIN" mount "$work/evil.tar" "$mnt"
+grep -qx "wsnap: unsafe tar member '../evil': parent traversal" \
+	"$work/stderr" || fail "rejection message: $(cat "$work/stderr")"
+! is_mounted "$mnt" || fail "a rejected archive was mounted"
+[ -z "$(ls -A "$mnt")" ] || fail "mountpoint of a rejected archive not empty"
+
+# mountpoint errors: one line, exit 4, nothing mounted
+expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$work/missing"
+[ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "No such file or directory" \
+	"$work/stderr" || fail "missing mountpoint: $(cat "$work/stderr")"
+expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$work/snap.tar.gz"
+[ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "Not a directory" \
+	"$work/stderr" || fail "file mountpoint: $(cat "$work/stderr")"
+newmnt full; full=$mnt
+touch "$full/x"
+expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$full"
+[ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "Directory not empty" \
+	"$work/stderr" || fail "non-empty mountpoint: $(cat "$work/stderr")"
+! is_mounted "$full" || fail "mounted over a non-empty directory"
+
+# usage errors: exit 2
+newmnt mnt-usage
+expect_rc 2 "$WSNAP_BIN" mount -o no_such_fuse_option "$work/snap.tar" "$mnt"
+expect_rc 2 "$WSNAP_BIN" mount -o uid=abc "$work/snap.tar" "$mnt"
+expect_rc 2 "$WSNAP_BIN" mount "$work/snap.tar"
+expect_rc 2 "$WSNAP_BIN" mount --no-such-option "$work/snap.tar" "$mnt"
+! is_mounted "$mnt" || fail "mounted despite a usage error"
+"$WSNAP_BIN" mount --help | grep -q '^usage: wsnap mount' ||
+	fail "mount --help"
+"$WSNAP_BIN" unmount --help | grep -q '^usage: wsnap unmount' ||
+	fail "unmount --help"
+
+# unmount of what is not a wsnap mount
+expect_rc 4 "$WSNAP_BIN" unmount "$mnt"
+grep -q "nothing is mounted" "$work/stderr" ||
+	fail "unmount of a plain directory: $(cat "$work/stderr")"
+expect_rc 4 "$WSNAP_BIN" unmount /proc
+grep -q "not a wsnap mount" "$work/stderr" ||
+	fail "unmount of /proc: $(cat "$work/stderr")"
+echo "e2e_mount: ok"

@@ -1,0 +1,1626 @@
+/*
+ * Unit tests of core/reader.c: every tar flavour and compression, from a
+ * seekable memfd and from a pipe, the raw typeflags, data offsets, and the
+ * stream rules of policy.md section 5 (each ends as '<tar>' invalid tar
+ * stream). Members are recorded by a callback; no builder involved.
+ */
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <locale.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "reader.h"
+#include "support.h"
+
+/* ---- recording callback ------------------------------------------------- */
+
+struct rmember {
+	char *name;
+	size_t name_len;
+	enum wsnap_raw_type type;
+	char typeflag;
+	char *link; /* NULL when the reader gave none */
+	uint32_t mode;
+	uint64_t size;
+	uint64_t data_offset;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	struct wsnap_sparse_run *runs;
+	size_t nsparse;
+};
+
+struct rec {
+	struct rmember *m;
+	size_t n, cap;
+	size_t stop_at; /* 1-based member at which to fail; 0 never */
+};
+
+static char *dup_bytes(const char *p, size_t n)
+{
+	char *s = malloc(n + 1);
+
+	assert_non_null(s);
+	memcpy(s, p, n);
+	s[n] = '\0';
+	return s;
+}
+
+static enum wsnap_status record_cb(void *ctx, const struct wsnap_raw_member *m,
+				   struct wsnap_error *err)
+{
+	struct rec *rec = ctx;
+	struct rmember *r;
+
+	/* the contract: NUL-terminated, lengths exact */
+	assert_int_equal(strlen(m->name), m->name_len);
+	if (m->linkname)
+		assert_int_equal(strlen(m->linkname), m->linkname_len);
+	if (rec->n == rec->cap) {
+		rec->cap = rec->cap ? rec->cap * 2 : 16;
+		rec->m = realloc(rec->m, rec->cap * sizeof(*rec->m));
+		assert_non_null(rec->m);
+	}
+	r = &rec->m[rec->n++];
+	memset(r, 0, sizeof(*r));
+	r->name = dup_bytes(m->name, m->name_len);
+	r->name_len = m->name_len;
+	r->type = m->type;
+	r->typeflag = m->typeflag;
+	if (m->linkname)
+		r->link = dup_bytes(m->linkname, m->linkname_len);
+	r->mode = m->mode;
+	r->size = m->size;
+	r->data_offset = m->data_offset;
+	r->mtime_sec = m->mtime_sec;
+	r->mtime_nsec = m->mtime_nsec;
+	if (m->nsparse) {
+		assert_non_null(m->sparse);
+		r->runs = malloc(m->nsparse * sizeof(*r->runs));
+		assert_non_null(r->runs);
+		memcpy(r->runs, m->sparse, m->nsparse * sizeof(*r->runs));
+		r->nsparse = m->nsparse;
+	} else {
+		assert_null(m->sparse);
+	}
+	if (rec->stop_at && rec->n == rec->stop_at)
+		return wsnap_error_reject(err, m->name, "stopped by test");
+	return WSNAP_OK;
+}
+
+static void rec_release(struct rec *rec)
+{
+	size_t i;
+
+	for (i = 0; i < rec->n; i++) {
+		free(rec->m[i].name);
+		free(rec->m[i].link);
+		free(rec->m[i].runs);
+	}
+	free(rec->m);
+	memset(rec, 0, sizeof(*rec));
+}
+
+/* ---- running the reader ------------------------------------------------- */
+
+enum src { SRC_MEMFD, SRC_PIPE };
+
+struct run {
+	struct rec rec;
+	struct wsnap_reader_result res;
+	struct wsnap_error err;
+	enum wsnap_status st;
+};
+
+static void run_fd(struct run *run, int fd, bool keep)
+{
+	struct wsnap_reader_opts opts = {.keep_data = keep};
+
+	memset(run, 0, sizeof(*run));
+	run->st = wsnap_reader_run(fd, &opts, record_cb, &run->rec, &run->res,
+				   &run->err);
+}
+
+static void run_bytes(struct run *run, const void *data, size_t len,
+		      enum src src, bool keep)
+{
+	int fd = src == SRC_MEMFD ? ts_memfd(data, len) : ts_pipefd(data, len);
+
+	run_fd(run, fd, keep);
+	close(fd);
+}
+
+static void run_release(struct run *run)
+{
+	rec_release(&run->rec);
+	if (run->res.data_fd >= 0)
+		close(run->res.data_fd);
+	run->res.data_fd = -1;
+}
+
+static void assert_invalid_stream(const struct run *run)
+{
+	assert_int_equal(run->st, WSNAP_REJECTED);
+	assert_string_equal(run->err.member, "<tar>");
+	assert_string_equal(run->err.reason, "invalid tar stream");
+	assert_int_equal(run->res.data_fd, -1);
+}
+
+/* The bytes must be an invalid tar stream from a memfd and from a pipe. */
+static void expect_invalid(const void *data, size_t len)
+{
+	struct run run;
+	int s;
+
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, data, len, (enum src)s, true);
+		assert_invalid_stream(&run);
+		run_release(&run);
+	}
+}
+
+/* Reads len bytes at off of fd. */
+static unsigned char *read_at(int fd, uint64_t off, size_t len)
+{
+	unsigned char *buf = malloc(len ? len : 1);
+	size_t got = 0;
+
+	assert_non_null(buf);
+	while (got < len) {
+		ssize_t n = pread(fd, buf + got, len - got, (off_t)(off + got));
+
+		assert_true(n > 0);
+		got += (size_t)n;
+	}
+	return buf;
+}
+
+static void assert_data_at(int fd, uint64_t off, const void *want, size_t len)
+{
+	unsigned char *got = read_at(fd, off, len);
+
+	assert_memory_equal(got, want, len);
+	free(got);
+}
+
+/* ---- building raw archives ---------------------------------------------- */
+
+/* Appends one pax record "<len> key=value\n" to buf (value raw bytes). */
+static void pax_record(char *buf, size_t cap, size_t *used, const char *key,
+		       const void *val, size_t vlen)
+{
+	size_t klen = strlen(key), body = klen + vlen + 3, len, digits;
+	char num[24];
+	int w;
+
+	/* len counts its own digits */
+	for (digits = 1;; digits++) {
+		len = body + digits;
+		w = snprintf(num, sizeof(num), "%zu", len);
+		if ((size_t)w == digits)
+			break;
+	}
+	assert_true(*used + len <= cap);
+	memcpy(buf + *used, num, digits);
+	buf[*used + digits] = ' ';
+	memcpy(buf + *used + digits + 1, key, klen);
+	buf[*used + digits + 1 + klen] = '=';
+	memcpy(buf + *used + digits + 2 + klen, val, vlen);
+	buf[*used + len - 1] = '\n';
+	*used += len;
+}
+
+static void pax_str(char *buf, size_t cap, size_t *used, const char *key,
+		    const char *val)
+{
+	pax_record(buf, cap, used, key, val, strlen(val));
+}
+
+/* An extended header ('x' or 'g') with the given body. */
+static void add_ext(struct ts_archive *a, char tf, const char *body, size_t len)
+{
+	ts_add_raw_member(a, tf == 'g' ? "GlobalHead" : "PaxHeader/x", tf, 0644,
+			  body, len, NULL);
+}
+
+/* One 'x' header with a single record, then a raw member. */
+static void add_pax_member(struct ts_archive *a, const char *key,
+			   const void *val, size_t vlen, const char *name,
+			   char tf, const void *data, size_t len,
+			   const char *link)
+{
+	char body[4096];
+	size_t used = 0;
+
+	pax_record(body, sizeof(body), &used, key, val, vlen);
+	add_ext(a, 'x', body, used);
+	ts_add_raw_member(a, name, tf, 0644, data, len, link);
+}
+
+static void put_octal(unsigned char *f, size_t n, uint64_t v)
+{
+	char tmp[32];
+
+	assert_int_equal(snprintf(tmp, sizeof(tmp), "%0*llo", (int)(n - 1),
+				  (unsigned long long)v),
+			 (int)(n - 1));
+	memcpy(f, tmp, n - 1);
+	f[n - 1] = '\0';
+}
+
+static const unsigned char zero_block[512];
+
+/* Data bytes of a run: a pattern that differs per run. */
+static unsigned char *run_bytes_pattern(uint64_t len, int seed)
+{
+	unsigned char *p = malloc(len ? len : 1);
+	uint64_t i;
+
+	assert_non_null(p);
+	for (i = 0; i < len; i++)
+		p[i] = (unsigned char)('a' + (seed * 7 + i) % 26);
+	return p;
+}
+
+static void add_padded(struct ts_archive *a, const void *p, size_t len)
+{
+	ts_add_raw(a, p, len);
+	if (len % 512)
+		ts_add_raw(a, zero_block, 512 - len % 512);
+}
+
+/* Stores the data of runs back to back, padded. */
+static void add_run_data(struct ts_archive *a, const uint64_t (*runs)[2],
+			 size_t n)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned char *p = run_bytes_pattern(runs[i][1], (int)i);
+
+		ts_add_raw(a, p, runs[i][1]);
+		total += runs[i][1];
+		free(p);
+	}
+	if (total % 512)
+		ts_add_raw(a, zero_block, 512 - total % 512);
+}
+
+/*
+ * An old GNU sparse member ('S'): the first four runs in the header, the
+ * rest in extension blocks of 21. stored overrides the size field when
+ * not 0 (to make it disagree with the map).
+ */
+static void add_gnu_sparse(struct ts_archive *a, const char *name,
+			   uint64_t realsize, const uint64_t (*runs)[2],
+			   size_t n, uint64_t stored)
+{
+	unsigned char h[512], ext[512];
+	size_t i, done;
+	uint64_t sum = 0;
+
+	for (i = 0; i < n; i++)
+		sum += runs[i][1];
+	ts_raw_header(h, name, 'S', 0644, stored ? stored : sum, NULL);
+	memcpy(h + TS_RAW_MAGIC, "ustar  \0", 8);
+	for (i = 0; i < n && i < 4; i++) {
+		put_octal(h + 386 + 24 * i, 12, runs[i][0]);
+		put_octal(h + 386 + 24 * i + 12, 12, runs[i][1]);
+	}
+	h[482] = n > 4;
+	put_octal(h + 483, 12, realsize);
+	ts_raw_checksum(h);
+	ts_add_raw(a, h, sizeof(h));
+	for (done = 4; done < n; done += 21) {
+		memset(ext, 0, sizeof(ext));
+		for (i = 0; i < 21 && done + i < n; i++) {
+			put_octal(ext + 24 * i, 12, runs[done + i][0]);
+			put_octal(ext + 24 * i + 12, 12, runs[done + i][1]);
+		}
+		ext[504] = done + 21 < n;
+		ts_add_raw(a, ext, sizeof(ext));
+	}
+	add_run_data(a, runs, n);
+}
+
+/* Checks a recorded sparse file against its runs and the data fd. */
+static void assert_sparse(const struct rmember *m, int fd, uint64_t realsize,
+			  const uint64_t (*runs)[2], size_t n)
+{
+	uint64_t phys = m->data_offset;
+	size_t i, k = 0;
+
+	assert_int_equal(m->type, WSNAP_RAW_FILE);
+	assert_int_equal(m->size, realsize);
+	for (i = 0; i < n; i++) {
+		unsigned char *want;
+
+		if (runs[i][1] == 0)
+			continue; /* empty runs are not reported */
+		assert_true(k < m->nsparse);
+		assert_int_equal(m->runs[k].offset, runs[i][0]);
+		assert_int_equal(m->runs[k].length, runs[i][1]);
+		want = run_bytes_pattern(runs[i][1], (int)i);
+		assert_data_at(fd, phys, want, runs[i][1]);
+		free(want);
+		phys += runs[i][1];
+		k++;
+	}
+	assert_int_equal(k, m->nsparse);
+}
+
+/* ---- flavours ----------------------------------------------------------- */
+
+static void test_reader_ustar_typeflags(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+	const struct {
+		const char *name;
+		char tf;
+		enum wsnap_raw_type type;
+		bool data;
+	} want[] = {
+		{"file", '0', WSNAP_RAW_FILE, true},
+		{"old", '\0', WSNAP_RAW_FILE, true},
+		{"oldslash/", '\0', WSNAP_RAW_DIR, false},
+		/* libarchive calls it a directory; tarfile a file */
+		{"zeroslash/", '0', WSNAP_RAW_FILE, false},
+		{"contig", '7', WSNAP_RAW_FILE, true},
+		{"dir", '5', WSNAP_RAW_DIR, false},
+		{"sym", '2', WSNAP_RAW_SYMLINK, false},
+		{"hard", '1', WSNAP_RAW_HARDLINK, false},
+		{"chr", '3', WSNAP_RAW_OTHER, false},
+		{"blk", '4', WSNAP_RAW_OTHER, false},
+		{"fifo", '6', WSNAP_RAW_OTHER, false},
+		{"unknown", 'Z', WSNAP_RAW_OTHER, true},
+		{"dumpdir", 'D', WSNAP_RAW_OTHER, true},
+		{"multivol", 'M', WSNAP_RAW_OTHER, true},
+		{"oldlong", 'N', WSNAP_RAW_OTHER, true},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		bool link = want[i].tf == '1' || want[i].tf == '2';
+
+		ts_add_raw_member(a, want[i].name, want[i].tf, 0640,
+				  want[i].data ? "payload" : NULL,
+				  want[i].data ? 7 : 0, link ? "file" : NULL);
+	}
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, sizeof(want) / sizeof(want[0]));
+	assert_false(run.res.spilled);
+	assert_string_equal(run.res.compression, "none");
+	for (i = 0; i < run.rec.n; i++) {
+		const struct rmember *m = &run.rec.m[i];
+
+		assert_string_equal(m->name, want[i].name);
+		assert_int_equal(m->typeflag, want[i].tf);
+		assert_int_equal(m->type, want[i].type);
+		assert_int_equal(m->mode, 0640);
+		assert_int_equal(m->mtime_sec, 1700000000);
+		if (m->type == WSNAP_RAW_FILE && want[i].data) {
+			assert_int_equal(m->size, 7);
+			assert_data_at(run.res.data_fd, m->data_offset,
+				       "payload", 7);
+		} else {
+			assert_int_equal(m->size, 0);
+		}
+		if (m->type == WSNAP_RAW_SYMLINK ||
+		    m->type == WSNAP_RAW_HARDLINK)
+			assert_string_equal(m->link, "file");
+		else
+			assert_null(m->link);
+	}
+	run_release(&run);
+	free(tar);
+}
+
+static void test_reader_writer_members(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	char longname[300], longtarget[250];
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+	int s;
+
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	memcpy(longname + 100, "/", 1);
+	memset(longtarget, 't', sizeof(longtarget) - 1);
+	longtarget[sizeof(longtarget) - 1] = '\0';
+	ts_set_mtime(a, 1234567890, 123456789);
+	ts_add_dir(a, "d", 0755);
+	ts_add_file(a, longname, 04755, "long", 4);
+	ts_add_symlink(a, "s", longtarget);
+	ts_add_hardlink(a, "h", longname);
+	ts_add_special(a, "fifo", AE_IFIFO);
+	ts_add_special(a, "chr", AE_IFCHR);
+	ts_set_mtime(a, -5, 0);
+	ts_add_file(a, "old", 0644, "", 0);
+	tar = ts_archive_finish(a, 1, &len);
+
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		const struct rmember *m;
+
+		run_bytes(&run, tar, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 7);
+		m = run.rec.m;
+		assert_string_equal(m[0].name, "d/");
+		assert_int_equal(m[0].type, WSNAP_RAW_DIR);
+		assert_int_equal(m[0].typeflag, '5');
+		assert_int_equal(m[0].mtime_sec, 1234567890);
+		assert_int_equal(m[0].mtime_nsec, 123456789);
+		assert_string_equal(m[1].name, longname);
+		assert_int_equal(m[1].type, WSNAP_RAW_FILE);
+		assert_int_equal(m[1].mode, 04755);
+		assert_int_equal(m[1].size, 4);
+		assert_data_at(run.res.data_fd, m[1].data_offset, "long", 4);
+		assert_int_equal(m[2].type, WSNAP_RAW_SYMLINK);
+		assert_string_equal(m[2].link, longtarget);
+		assert_int_equal(m[3].type, WSNAP_RAW_HARDLINK);
+		assert_int_equal(m[3].typeflag, '1');
+		assert_string_equal(m[3].link, longname);
+		assert_int_equal(m[4].type, WSNAP_RAW_OTHER);
+		assert_int_equal(m[4].typeflag, '6');
+		assert_int_equal(m[5].type, WSNAP_RAW_OTHER);
+		assert_int_equal(m[5].typeflag, '3');
+		assert_int_equal(m[6].mtime_sec, -5);
+		assert_int_equal(run.res.spilled, s == SRC_PIPE);
+		assert_true(run.res.data_fd >= 0);
+		run_release(&run);
+	}
+	free(tar);
+}
+
+static void test_reader_pax_global_header(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	char body[256];
+	size_t used = 0, len;
+	struct run run;
+	unsigned char *tar;
+
+	pax_str(body, sizeof(body), &used, "comment", "global");
+	pax_str(body, sizeof(body), &used, "mtime", "1600000000.5");
+	add_ext(a, 'g', body, used);
+	ts_add_raw_member(a, "f", '0', 0644, "abc", 3, NULL);
+	ts_add_raw_member(a, "z", 'Z', 0644, NULL, 0, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 2);
+	/* the 'g' header is no member, and its typeflag is not reported */
+	assert_string_equal(run.rec.m[0].name, "f");
+	assert_int_equal(run.rec.m[0].typeflag, '0');
+	assert_int_equal(run.rec.m[0].mtime_sec, 1600000000);
+	assert_int_equal(run.rec.m[0].mtime_nsec, 500000000);
+	assert_int_equal(run.rec.m[0].data_offset, 3 * 512);
+	assert_data_at(run.res.data_fd, run.rec.m[0].data_offset, "abc", 3);
+	assert_int_equal(run.rec.m[1].typeflag, 'Z');
+	run_release(&run);
+	free(tar);
+}
+
+static void test_reader_pax_path_and_linkpath(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	char body[512];
+	size_t used = 0, len;
+	struct run run;
+	unsigned char *tar;
+
+	add_pax_member(a, "path", "real/name", 9, "fake", '0', "xyz", 3, NULL);
+	pax_str(body, sizeof(body), &used, "path", "link");
+	pax_str(body, sizeof(body), &used, "linkpath", "../target");
+	add_ext(a, 'x', body, used);
+	ts_add_raw_member(a, "fake2", '2', 0777, NULL, 0, "fake-target");
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 2);
+	assert_string_equal(run.rec.m[0].name, "real/name");
+	assert_int_equal(run.rec.m[0].data_offset, 1536);
+	assert_data_at(run.res.data_fd, 1536, "xyz", 3);
+	assert_string_equal(run.rec.m[1].name, "link");
+	assert_string_equal(run.rec.m[1].link, "../target");
+	assert_int_equal(run.rec.m[1].type, WSNAP_RAW_SYMLINK);
+	run_release(&run);
+	free(tar);
+}
+
+static void test_reader_gnu_long_names(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	char name[400], target[300];
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+	int s;
+
+	memset(name, 'L', sizeof(name) - 1);
+	name[sizeof(name) - 1] = '\0';
+	memset(target, 'K', sizeof(target) - 1);
+	target[sizeof(target) - 1] = '\0';
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, name, strlen(name) + 1,
+			  NULL);
+	ts_add_raw_member(a, "short", '0', 0600, "gnu", 3, NULL);
+	ts_add_raw_member(a, "././@LongLink", 'K', 0644, target,
+			  strlen(target) + 1, NULL);
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, "lnk", 4, NULL);
+	ts_add_raw_member(a, "x", '2', 0777, NULL, 0, "short-target");
+	ts_add_raw_member(a, "././@LongLink", 'K', 0644, target,
+			  strlen(target) + 1, NULL);
+	ts_add_raw_member(a, "hl", '1', 0644, NULL, 0, "t");
+	tar = ts_archive_finish(a, 1, &len);
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, tar, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 3);
+		assert_string_equal(run.rec.m[0].name, name);
+		assert_int_equal(run.rec.m[0].typeflag, '0');
+		assert_data_at(run.res.data_fd, run.rec.m[0].data_offset, "gnu",
+			       3);
+		assert_string_equal(run.rec.m[1].name, "lnk");
+		assert_int_equal(run.rec.m[1].typeflag, '2');
+		assert_string_equal(run.rec.m[1].link, target);
+		assert_int_equal(run.rec.m[2].type, WSNAP_RAW_HARDLINK);
+		assert_string_equal(run.rec.m[2].link, target);
+		run_release(&run);
+	}
+	free(tar);
+}
+
+/* An empty name is a member like any other (the builder's root rules). */
+static void test_reader_empty_names(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+
+	ts_add_raw_member(a, "", '5', 0755, NULL, 0, NULL);
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, NULL, 0, NULL);
+	ts_add_raw_member(a, "named", '0', 0644, "x", 1, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 2);
+	assert_string_equal(run.rec.m[0].name, "");
+	assert_int_equal(run.rec.m[0].type, WSNAP_RAW_DIR);
+	assert_string_equal(run.rec.m[1].name, "");
+	assert_int_equal(run.rec.m[1].type, WSNAP_RAW_FILE);
+	run_release(&run);
+	free(tar);
+}
+
+/* Names come through as their raw bytes, whatever the process locale. */
+static void test_reader_names_are_raw_bytes(void **state)
+{
+	static const char *const names[] = {
+		"caf\xc3\xa9",	   /* valid UTF-8 */
+		"cafe\xcc\x81",	   /* decomposed: must not be normalized */
+		"\xff\xfe",	   /* not UTF-8 */
+		"a\xe9\x80/b\x80", /* broken sequences */
+	};
+	const char *locales[] = {"C", "C.UTF-8"};
+	size_t i, l;
+
+	for (l = 0; l < 2; l++) {
+		struct ts_archive *a = ts_archive_new();
+		char *old = setlocale(LC_ALL, NULL);
+		unsigned char *tar;
+		struct run run;
+		size_t len;
+
+		old = dup_bytes(old, strlen(old));
+		for (i = 0; i < 4; i++) {
+			/* pax path without hdrcharset (UTF-8 by the
+			 * standard), linkpath too; ustar fields; the
+			 * writer's hdrcharset=BINARY */
+			add_pax_member(a, "path", names[i], strlen(names[i]),
+				       "p", '2', NULL, 0, NULL);
+			ts_add_raw_member(a, names[i], '2', 0777, NULL, 0,
+					  names[i]);
+			ts_add_file(a, names[i], 0644, "w", 1);
+			add_pax_member(a, "linkpath", names[i],
+				       strlen(names[i]), "l", '2', NULL, 0,
+				       "x");
+		}
+		tar = ts_archive_finish(a, 1, &len);
+		setlocale(LC_ALL, locales[l]);
+		run_bytes(&run, tar, len, SRC_MEMFD, false);
+		setlocale(LC_ALL, old);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 16);
+		for (i = 0; i < 4; i++) {
+			const struct rmember *m = &run.rec.m[4 * i];
+
+			assert_string_equal(m[0].name, names[i]);
+			assert_string_equal(m[1].name, names[i]);
+			assert_string_equal(m[1].link, names[i]);
+			assert_string_equal(m[2].name, names[i]);
+			assert_string_equal(m[3].link, names[i]);
+		}
+		run_release(&run);
+		free(tar);
+		free(old);
+	}
+}
+
+static const uint64_t sparse_runs[][2] = {
+	{0, 100},    {4096, 512}, {10000, 1},	 {20000, 700},
+	{30000, 10}, {40000, 3},  {50000, 1000}, {60000, 0},
+};
+#define SPARSE_N    (sizeof(sparse_runs) / sizeof(sparse_runs[0]))
+#define SPARSE_SIZE 60000u
+
+static void test_reader_gnu_sparse(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+	int s;
+
+	ts_add_raw_member(a, "before", '0', 0644, "b", 1, NULL);
+	add_gnu_sparse(a, "sparse", SPARSE_SIZE, sparse_runs, SPARSE_N, 0);
+	ts_add_raw_member(a, "after", '0', 0644, "after", 5, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, tar, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 3);
+		assert_int_equal(run.rec.m[1].typeflag, 'S');
+		/* header + 1 extension block */
+		assert_int_equal(run.rec.m[1].data_offset, 1024 + 1024);
+		assert_sparse(&run.rec.m[1], run.res.data_fd, SPARSE_SIZE,
+			      sparse_runs, SPARSE_N);
+		assert_string_equal(run.rec.m[2].name, "after");
+		assert_data_at(run.res.data_fd, run.rec.m[2].data_offset,
+			       "after", 5);
+		run_release(&run);
+	}
+	free(tar);
+}
+
+/* A sparse file of holes only is still marked sparse: one empty run. */
+static void test_reader_sparse_all_holes(void **state)
+{
+	static const uint64_t holes[][2] = {{1u << 20, 0}};
+	struct ts_archive *a = ts_archive_new();
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+
+	add_gnu_sparse(a, "holes", 1u << 20, holes, 1, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 1);
+	assert_int_equal(run.rec.m[0].size, 1u << 20);
+	assert_int_equal(run.rec.m[0].nsparse, 1);
+	assert_int_equal(run.rec.m[0].runs[0].offset, 1u << 20);
+	assert_int_equal(run.rec.m[0].runs[0].length, 0);
+	run_release(&run);
+	free(tar);
+}
+
+/* pax sparse: version 0.0 (offset/numbytes records), 0.1 (map), 1.0 (map
+ * in the data area). */
+static unsigned char *pax_sparse_archive(int version, size_t *len,
+					 const uint64_t (*runs)[2], size_t n,
+					 uint64_t realsize)
+{
+	struct ts_archive *a = ts_archive_new();
+	char body[8192], num[64], map[4096];
+	size_t used = 0, i, mlen = 0;
+	uint64_t stored = 0;
+
+	for (i = 0; i < n; i++)
+		stored += runs[i][1];
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)realsize);
+	if (version == 10) {
+		pax_str(body, sizeof(body), &used, "GNU.sparse.major", "1");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.minor", "0");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.name", "sp");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.realsize", num);
+		mlen = (size_t)snprintf(map, sizeof(map), "%zu\n", n);
+		for (i = 0; i < n; i++)
+			mlen += (size_t)snprintf(
+				map + mlen, sizeof(map) - mlen, "%llu\n%llu\n",
+				(unsigned long long)runs[i][0],
+				(unsigned long long)runs[i][1]);
+		mlen = (mlen + 511) & ~(size_t)511;
+	} else {
+		pax_str(body, sizeof(body), &used, "GNU.sparse.size", num);
+		snprintf(num, sizeof(num), "%zu", n);
+		pax_str(body, sizeof(body), &used, "GNU.sparse.numblocks", num);
+		pax_str(body, sizeof(body), &used, "GNU.sparse.name", "sp");
+	}
+	if (version == 0) {
+		for (i = 0; i < n; i++) {
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)runs[i][0]);
+			pax_str(body, sizeof(body), &used, "GNU.sparse.offset",
+				num);
+			snprintf(num, sizeof(num), "%llu",
+				 (unsigned long long)runs[i][1]);
+			pax_str(body, sizeof(body), &used,
+				"GNU.sparse.numbytes", num);
+		}
+	} else if (version == 1) {
+		size_t ml = 0;
+
+		for (i = 0; i < n; i++)
+			ml += (size_t)snprintf(map + ml, sizeof(map) - ml,
+					       "%s%llu,%llu", i ? "," : "",
+					       (unsigned long long)runs[i][0],
+					       (unsigned long long)runs[i][1]);
+		pax_record(body, sizeof(body), &used, "GNU.sparse.map", map,
+			   ml);
+	}
+	add_ext(a, 'x', body, used);
+	{
+		unsigned char h[512];
+
+		ts_raw_header(h, "GNUSparseFile.0/sp", '0', 0644, stored + mlen,
+			      NULL);
+		ts_add_raw(a, h, sizeof(h));
+		if (version == 10) {
+			size_t raw = strlen(map);
+
+			add_padded(a, map, raw);
+		}
+	}
+	add_run_data(a, runs, n);
+	ts_add_raw_member(a, "after", '0', 0644, "after", 5, NULL);
+	return ts_archive_finish(a, 1, len);
+}
+
+static void test_reader_pax_sparse(void **state)
+{
+	const int versions[] = {0, 1, 10};
+	size_t v;
+	int s;
+
+	for (v = 0; v < 3; v++) {
+		size_t len;
+		unsigned char *tar = pax_sparse_archive(
+			versions[v], &len, sparse_runs, SPARSE_N, SPARSE_SIZE);
+
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			struct run run;
+
+			run_bytes(&run, tar, len, (enum src)s, true);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, 2);
+			assert_string_equal(run.rec.m[0].name, "sp");
+			/* 1.0: the map precedes the first run's bytes */
+			assert_int_equal(run.rec.m[0].data_offset,
+					 versions[v] == 10 ? 2048 : 1536);
+			assert_sparse(&run.rec.m[0], run.res.data_fd,
+				      SPARSE_SIZE, sparse_runs, SPARSE_N);
+			assert_data_at(run.res.data_fd,
+				       run.rec.m[1].data_offset, "after", 5);
+			run_release(&run);
+		}
+		free(tar);
+	}
+}
+
+static void test_reader_sparse_bad_maps(void **state)
+{
+	static const uint64_t unordered[][2] = {{4096, 10}, {0, 10}};
+	static const uint64_t overlapping[][2] = {{0, 100}, {50, 100}};
+	static const uint64_t beyond[][2] = {{0, 10}, {1000, 100}};
+	const struct {
+		const uint64_t (*runs)[2];
+		size_t n;
+		uint64_t size;
+	} bad[] = {
+		{unordered, 2, 10000},
+		{overlapping, 2, 10000},
+		{beyond, 2, 1050},
+	};
+	const int versions[] = {0, 1, 10};
+	size_t i, v, len;
+	unsigned char *tar;
+	struct ts_archive *a;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a = ts_archive_new();
+		add_gnu_sparse(a, "s", bad[i].size, bad[i].runs, bad[i].n, 0);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+		for (v = 0; v < 3; v++) {
+			tar = pax_sparse_archive(versions[v], &len, bad[i].runs,
+						 bad[i].n, bad[i].size);
+			expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+	/* run lengths that do not add up to the stored data */
+	a = ts_archive_new();
+	add_gnu_sparse(a, "s", SPARSE_SIZE, sparse_runs, SPARSE_N, 512);
+	tar = ts_archive_finish(a, 1, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* old GNU sparse typeflag under a POSIX ustar magic */
+	a = ts_archive_new();
+	add_gnu_sparse(a, "s", SPARSE_SIZE, sparse_runs, 2, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	memcpy(tar + TS_RAW_MAGIC,
+	       "ustar\0"
+	       "00",
+	       8);
+	ts_raw_checksum(tar);
+	expect_invalid(tar, len);
+	free(tar);
+}
+
+/* ---- compression, pipes, spill ------------------------------------------ */
+
+static const char *const filters[] = {"gzip", "bzip2", "xz", "zstd", "lz4"};
+#define NFILTERS (sizeof(filters) / sizeof(filters[0]))
+
+/* Two files, one bigger than any buffer, and a pax header between. */
+static unsigned char *sample_archive(size_t *len, unsigned char **big,
+				     size_t *big_len)
+{
+	struct ts_archive *a = ts_archive_new();
+	size_t i;
+
+	*big_len = (3u << 20) + 123;
+	*big = malloc(*big_len);
+	assert_non_null(*big);
+	for (i = 0; i < *big_len; i++)
+		(*big)[i] = (unsigned char)(i * 31 + i / 4096);
+	ts_add_file(a, "small", 0644, "hello", 5);
+	ts_add_file(a, "big", 0644, *big, *big_len);
+	ts_set_mtime(a, 1, 5);
+	ts_add_file(a, "last", 0644, "bye", 3);
+	return ts_archive_finish(a, 1, len);
+}
+
+static void check_sample(const struct run *run, const unsigned char *big,
+			 size_t big_len)
+{
+	const struct rmember *m = run->rec.m;
+	unsigned char *got;
+
+	assert_int_equal(run->st, WSNAP_OK);
+	assert_int_equal(run->rec.n, 3);
+	assert_string_equal(m[0].name, "small");
+	assert_data_at(run->res.data_fd, m[0].data_offset, "hello", 5);
+	assert_int_equal(m[1].size, big_len);
+	got = read_at(run->res.data_fd, m[1].data_offset, big_len);
+	assert_memory_equal(got, big, big_len);
+	free(got);
+	assert_int_equal(m[2].mtime_nsec, 5);
+	assert_data_at(run->res.data_fd, m[2].data_offset, "bye", 3);
+}
+
+static void test_reader_compressed_memfd_and_pipe(void **state)
+{
+	unsigned char *tar, *big;
+	size_t len, big_len, f;
+	int s;
+
+	tar = sample_archive(&len, &big, &big_len);
+	for (f = 0; f < NFILTERS; f++) {
+		size_t clen;
+		unsigned char *c = ts_compress(tar, len, filters[f], &clen);
+
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			struct run run;
+			struct stat st;
+			unsigned char *spill;
+
+			run_bytes(&run, c, clen, (enum src)s, true);
+			check_sample(&run, big, big_len);
+			assert_string_equal(run.res.compression, filters[f]);
+			assert_true(run.res.spilled);
+			assert_int_equal(run.res.stream_bytes, len);
+			assert_int_equal(run.res.input_bytes, clen);
+			/* the spill is the decompressed stream */
+			assert_int_equal(fstat(run.res.data_fd, &st), 0);
+			assert_true((size_t)st.st_size <= len);
+			assert_true((uint64_t)st.st_size >=
+				    run.rec.m[2].data_offset + 3);
+			spill = read_at(run.res.data_fd, 0, (size_t)st.st_size);
+			assert_memory_equal(spill, tar, (size_t)st.st_size);
+			free(spill);
+			run_release(&run);
+		}
+		free(c);
+	}
+	free(tar);
+	free(big);
+}
+
+static void test_reader_plain_pipe_spills(void **state)
+{
+	unsigned char *tar, *big;
+	size_t len, big_len;
+	struct run run;
+
+	tar = sample_archive(&len, &big, &big_len);
+	run_bytes(&run, tar, len, SRC_PIPE, true);
+	check_sample(&run, big, big_len);
+	assert_true(run.res.spilled);
+	assert_string_equal(run.res.compression, "none");
+	assert_int_equal(run.res.stream_bytes, len);
+	run_release(&run);
+
+	/* without keep_data there is no descriptor */
+	run_bytes(&run, tar, len, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.res.data_fd, -1);
+	assert_false(run.res.spilled);
+	run_release(&run);
+	free(tar);
+	free(big);
+}
+
+static void test_reader_spill_in_tmpdir(void **state)
+{
+	unsigned char *tar, *c, *big;
+	size_t len, clen, big_len;
+	struct wsnap_reader_opts opts = {.keep_data = true};
+	struct rec rec = {0};
+	struct wsnap_reader_result res;
+	struct wsnap_error err;
+	char *dir = ts_tempdir();
+	int fd;
+
+	tar = sample_archive(&len, &big, &big_len);
+	c = ts_compress(tar, len, "gzip", &clen);
+	opts.tmpdir = dir;
+	fd = ts_memfd(c, clen);
+	assert_int_equal(
+		wsnap_reader_run(fd, &opts, record_cb, &rec, &res, &err),
+		WSNAP_OK);
+	assert_true(res.spilled);
+	/* unlinked: nothing is left in the directory */
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(fcntl(res.data_fd, F_GETFD) & FD_CLOEXEC, FD_CLOEXEC);
+	close(res.data_fd);
+	close(fd);
+	rec_release(&rec);
+	free(dir);
+	free(c);
+	free(tar);
+	free(big);
+}
+
+/* ---- headers only: the plain seekable path does not read file data ------ */
+
+static int big_member_memfd(uint64_t size, uint64_t *data_off)
+{
+	unsigned char h[512];
+	int fd = memfd_create("big", MFD_CLOEXEC);
+	uint64_t end;
+
+	assert_true(fd >= 0);
+	ts_raw_header(h, "big", '0', 0644, size, NULL);
+	assert_int_equal(pwrite(fd, h, 512, 0), 512);
+	assert_int_equal(pwrite(fd, "start", 5, 512), 5);
+	end = 512 + ((size + 511) & ~(uint64_t)511);
+	ts_raw_header(h, "tail", '0', 0644, 4, NULL);
+	assert_int_equal(pwrite(fd, h, 512, (off_t)end), 512);
+	assert_int_equal(pwrite(fd, "tail", 4, (off_t)end + 512), 4);
+	/* hole, then the end marker */
+	assert_int_equal(ftruncate(fd, (off_t)(end + 1024 + 1024)), 0);
+	*data_off = 512;
+	return fd;
+}
+
+struct progress {
+	unsigned calls;
+	uint64_t last_done, total;
+};
+
+static void progress_cb(void *ctx, uint64_t done, uint64_t total)
+{
+	struct progress *p = ctx;
+
+	assert_true(done >= p->last_done);
+	p->calls++;
+	p->last_done = done;
+	p->total = total;
+}
+
+static void test_reader_plain_file_data_is_not_read(void **state)
+{
+	uint64_t size = 256ull << 20, off;
+	struct progress prog = {0};
+	struct wsnap_reader_opts opts = {.keep_data = true,
+					 .progress = progress_cb,
+					 .progress_ctx = &prog};
+	struct rec rec = {0};
+	struct wsnap_reader_result res;
+	struct wsnap_error err;
+	struct stat st;
+	int fd = big_member_memfd(size, &off);
+
+	/* the position of a seekable input does not matter */
+	assert_true(lseek(fd, 12345, SEEK_SET) == 12345);
+	assert_int_equal(
+		wsnap_reader_run(fd, &opts, record_cb, &rec, &res, &err),
+		WSNAP_OK);
+	assert_int_equal(rec.n, 2);
+	assert_int_equal(rec.m[0].size, size);
+	assert_int_equal(rec.m[0].data_offset, off);
+	assert_false(res.spilled);
+	assert_string_equal(res.compression, "none");
+	/* far less than the member was read */
+	assert_true(res.input_bytes < (8u << 20));
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(res.stream_bytes, (uint64_t)st.st_size);
+	/* the data descriptor is a duplicate of the input */
+	assert_true(res.data_fd >= 0 && res.data_fd != fd);
+	assert_data_at(res.data_fd, off, "start", 5);
+	assert_data_at(res.data_fd, rec.m[1].data_offset, "tail", 4);
+	assert_true(prog.calls >= 1);
+	assert_int_equal(prog.total, (uint64_t)st.st_size);
+	assert_int_equal(prog.last_done, (uint64_t)st.st_size);
+	close(res.data_fd);
+	close(fd);
+	rec_release(&rec);
+}
+
+/* A pax header that straddles the reader's 1 MiB reads and is long itself:
+ * the header region must be kept across reads. */
+static void test_reader_header_across_reads(void **state)
+{
+	size_t pads[] = {(1u << 20) - 1024, (1u << 20) - 1536, 100};
+	size_t i, len, used;
+	char *body = malloc(800000);
+	char *value = malloc(700000);
+	int s;
+
+	assert_non_null(body);
+	assert_non_null(value);
+	memset(value, 'v', 700000);
+	for (i = 0; i < 3; i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *pad = calloc(1, pads[i]), *tar;
+
+		assert_non_null(pad);
+		ts_add_raw_member(a, "pad", '0', 0644, pad, pads[i], NULL);
+		used = 0;
+		pax_record(body, 800000, &used, "comment", value, 700000);
+		pax_str(body, 800000, &used, "path", "after/pax");
+		add_ext(a, 'x', body, used);
+		ts_add_raw_member(a, "x", 'Z', 0644, "zz", 2, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			struct run run;
+
+			run_bytes(&run, tar, len, (enum src)s, true);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, 2);
+			assert_string_equal(run.rec.m[1].name, "after/pax");
+			assert_int_equal(run.rec.m[1].typeflag, 'Z');
+			run_release(&run);
+		}
+		free(tar);
+		free(pad);
+	}
+	free(body);
+	free(value);
+}
+
+/* ---- stream rules (policy.md section 5) --------------------------------- */
+
+static unsigned char *two_members(size_t *len, int end_marker)
+{
+	struct ts_archive *a = ts_archive_new();
+
+	ts_add_raw_member(a, "one", '0', 0644, "first", 5, NULL);
+	ts_add_raw_member(a, "two", '0', 0644, "second", 6, NULL);
+	return ts_archive_finish(a, end_marker, len);
+}
+
+static void expect_members(const void *data, size_t len, size_t n)
+{
+	struct run run;
+	int s;
+
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, data, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, n);
+		run_release(&run);
+	}
+}
+
+static void test_reader_zero_bytes_is_invalid(void **state)
+{
+	size_t clen;
+	unsigned char *c = ts_compress("", 0, "gzip", &clen);
+
+	expect_invalid("", 0);
+	/* a compressed stream of zero bytes too */
+	expect_invalid(c, clen);
+	free(c);
+}
+
+static void test_reader_end_of_archive_forms(void **state)
+{
+	unsigned char buf[4096];
+	unsigned char *tar;
+	size_t len;
+
+	/* only zero blocks: an empty archive */
+	memset(buf, 0, sizeof(buf));
+	expect_members(buf, 1024, 0);
+	expect_members(buf, 512, 0);
+	expect_members(buf, sizeof(buf), 0);
+	/* a lone zero block, and end of input at a header boundary */
+	tar = two_members(&len, 0);
+	expect_members(tar, len, 2);
+	memcpy(buf, tar, len);
+	memset(buf + len, 0, 512);
+	expect_members(buf, len + 512, 2);
+	/* data after the end marker is ignored */
+	memset(buf + len, 0, 1024);
+	memset(buf + len + 1024, 'G', 700);
+	expect_members(buf, len + 1024 + 700, 2);
+	free(tar);
+}
+
+static void test_reader_garbage_mid_archive(void **state)
+{
+	unsigned char *tar, *buf;
+	size_t len;
+
+	tar = two_members(&len, 1);
+	buf = malloc(len + 512);
+	assert_non_null(buf);
+	memcpy(buf, tar, 1024);
+	memset(buf + 1024, 'G', 512);
+	memcpy(buf + 1536, tar + 1024, len - 1024);
+	expect_invalid(buf, len + 512);
+	/* garbage shorter than a block at the end */
+	memcpy(buf, tar, 1024);
+	memset(buf + 1024, 'G', 100);
+	expect_invalid(buf, 1124);
+	free(buf);
+	free(tar);
+}
+
+static void test_reader_truncation(void **state)
+{
+	unsigned char *tar;
+	size_t len;
+
+	tar = two_members(&len, 1);
+	expect_invalid(tar, 1024 + 300);     /* inside the second header */
+	expect_invalid(tar, 1024 + 512 + 3); /* inside the second data */
+	expect_invalid(tar, 1024 + 512);     /* second data missing */
+	expect_invalid(tar, 100);	     /* inside the first header */
+	free(tar);
+}
+
+static void test_reader_truncated_compressed(void **state)
+{
+	unsigned char *tar, *big;
+	size_t len, big_len, f;
+
+	tar = sample_archive(&len, &big, &big_len);
+	for (f = 0; f < NFILTERS; f++) {
+		size_t clen;
+		unsigned char *c = ts_compress(tar, len, filters[f], &clen);
+
+		/* the tar part complete, the trailer cut */
+		expect_invalid(c, clen - 4);
+		expect_invalid(c, clen / 2);
+		free(c);
+	}
+	free(tar);
+	free(big);
+}
+
+static void test_reader_corrupt_compressed_trailer(void **state)
+{
+	unsigned char *tar, *c;
+	size_t len, clen, f;
+
+	tar = two_members(&len, 1);
+	/* gzip: CRC32 then ISIZE end the stream */
+	c = ts_compress(tar, len, "gzip", &clen);
+	c[clen - 8] ^= 0xff;
+	expect_invalid(c, clen);
+	c[clen - 8] ^= 0xff;
+	c[clen - 1] ^= 0x01;
+	expect_invalid(c, clen);
+	free(c);
+	/* several gzip members: only the last trailer is at hand */
+	{
+		size_t l1, l2;
+		unsigned char *g1 = ts_compress(tar, 1024, "gzip", &l1);
+		unsigned char *g2 =
+			ts_compress(tar + 1024, len - 1024, "gzip", &l2);
+		unsigned char *both = malloc(l1 + l2);
+
+		assert_non_null(both);
+		memcpy(both, g1, l1);
+		memcpy(both + l1, g2, l2);
+		expect_invalid(both, l1 + l2);
+		free(both);
+		free(g1);
+		free(g2);
+	}
+	/* xz: the stream footer magic */
+	c = ts_compress(tar, len, "xz", &clen);
+	c[clen - 1] ^= 0xff;
+	expect_invalid(c, clen);
+	free(c);
+	/* every filter: a byte of the trailer or checksum (bzip2's last
+	 * byte may be padding bits, so not the very last) */
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(tar, len, filters[f], &clen);
+		c[clen - 5] ^= 0x55;
+		expect_invalid(c, clen);
+		free(c);
+	}
+	free(tar);
+}
+
+static void test_reader_after_compressed_stream(void **state)
+{
+	unsigned char *tar, *c, *buf;
+	size_t len, clen;
+
+	tar = two_members(&len, 1);
+	c = ts_compress(tar, len, "gzip", &clen);
+	buf = malloc(clen + 4096);
+	assert_non_null(buf);
+	memcpy(buf, c, clen);
+	/* zero padding after the stream is fine */
+	memset(buf + clen, 0, 4096);
+	expect_members(buf, clen + 4096, 2);
+	/* anything else is not */
+	buf[clen + 4000] = 'G';
+	expect_invalid(buf, clen + 4096);
+	/* a tar stream with garbage after its end marker, compressed */
+	free(c);
+	memcpy(buf, tar, len);
+	memset(buf + len, 'G', 1000);
+	c = ts_compress(buf, len + 1000, "xz", &clen);
+	expect_members(c, clen, 2);
+	free(c);
+	free(buf);
+	free(tar);
+}
+
+static void test_reader_double_compression_is_invalid(void **state)
+{
+	unsigned char *tar, *c1, *c2;
+	size_t len, l1, l2;
+
+	tar = two_members(&len, 1);
+	c1 = ts_compress(tar, len, "gzip", &l1);
+	c2 = ts_compress(c1, l1, "xz", &l2);
+	expect_invalid(c2, l2);
+	free(c2);
+	free(c1);
+	free(tar);
+}
+
+static void test_reader_bad_checksum(void **state)
+{
+	unsigned char *tar;
+	size_t len;
+
+	/* first member */
+	tar = two_members(&len, 1);
+	tar[TS_RAW_CHKSUM + 2] ^= 1;
+	expect_invalid(tar, len);
+	free(tar);
+	/* a later member: libarchive would resync and drop it */
+	tar = two_members(&len, 1);
+	tar[1024 + TS_RAW_NAME] = 'X';
+	expect_invalid(tar, len);
+	free(tar);
+	/* a bad checksum on an extension header */
+	{
+		struct ts_archive *a = ts_archive_new();
+
+		ts_add_raw_member(a, "one", '0', 0644, "first", 5, NULL);
+		add_pax_member(a, "path", "p", 1, "n", '0', "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		tar[1024 + TS_RAW_MTIME] = '7';
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+static void test_reader_bad_sizes(void **state)
+{
+	unsigned char *tar;
+	size_t len;
+
+	/* negative base-256 size */
+	tar = two_members(&len, 1);
+	memset(tar + 1024 + TS_RAW_SIZE, 0xff, 12);
+	ts_raw_checksum(tar + 1024);
+	expect_invalid(tar, len);
+	/* overflowing base-256 size (above INT64_MAX) */
+	memset(tar + 1024 + TS_RAW_SIZE, 0xff, 12);
+	tar[1024 + TS_RAW_SIZE] = 0x80;
+	ts_raw_checksum(tar + 1024);
+	expect_invalid(tar, len);
+	/* a size larger than the rest of the input */
+	memset(tar + 1024 + TS_RAW_SIZE, 0, 12);
+	memcpy(tar + 1024 + TS_RAW_SIZE, "77777777777", 11);
+	ts_raw_checksum(tar + 1024);
+	expect_invalid(tar, len);
+	free(tar);
+}
+
+static void test_reader_bad_pax(void **state)
+{
+	static const char *const bad[][2] = {
+		{"size", "-1"},
+		{"size", "99999999999999999999"},
+		{"size", "12x"},
+		{"uid", "-3"},
+		{"GNU.sparse.numblocks", "18446744073709551616"},
+		{"mtime", "12abc"},
+		{"path", "a\0b"},
+	};
+	struct ts_archive *a;
+	unsigned char *tar;
+	size_t i, len;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		size_t vlen =
+			strcmp(bad[i][0], "path") == 0 ? 3 : strlen(bad[i][1]);
+
+		a = ts_archive_new();
+		add_pax_member(a, bad[i][0], bad[i][1], vlen, "f", '0', "x", 1,
+			       NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* malformed records: wrong length, no '=', no newline, padding */
+	{
+		static const char *const bodies[] = {
+			"12 path=x\n",	  "7 path\n",	"9 path=xy",
+			"9 path=x\n\0\0", "0 path=x\n", " 9 path=x\n",
+			"9 =path\n",
+		};
+
+		for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+			size_t blen = strlen(bodies[i]);
+
+			if (i == 3)
+				blen = 11; /* a good record, then NULs */
+			a = ts_archive_new();
+			add_ext(a, 'x', bodies[i], blen);
+			ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
+			tar = ts_archive_finish(a, 1, &len);
+			expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+	/* a huge size field on the pax header itself */
+	a = ts_archive_new();
+	add_pax_member(a, "path", "p", 1, "f", '0', "x", 1, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	memcpy(tar + TS_RAW_SIZE, "77777777777", 11);
+	ts_raw_checksum(tar);
+	expect_invalid(tar, len);
+	free(tar);
+	/* a global header may not set sizes, sparse maps or names: libarchive
+	 * ignores global headers, tarfile applies them */
+	{
+		static const char *const globals[] = {
+			"11 size=10\n",
+			"12 path=abc\n",
+			"16 linkpath=abc\n",
+			"26 GNU.sparse.numblocks=1\n",
+		};
+
+		for (i = 0; i < sizeof(globals) / sizeof(globals[0]); i++) {
+			a = ts_archive_new();
+			add_ext(a, 'g', globals[i], strlen(globals[i]));
+			ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
+			tar = ts_archive_finish(a, 1, &len);
+			expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+}
+
+static void test_reader_good_pax_numbers(void **state)
+{
+	static const char *const good[][2] = {
+		{"mtime", "-100.25"},
+		{"mtime", "100."},
+		{"size", "1"},
+		{"uid", "0"},
+		{"SCHILY.nlink", "9223372036854775807"},
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		add_pax_member(a, good[i][0], good[i][1], strlen(good[i][1]),
+			       "f", '0', "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_members(tar, len, 1);
+		free(tar);
+	}
+}
+
+/* Headers libarchive treats in ways other readers do not. */
+static void test_reader_ambiguous_headers(void **state)
+{
+	const struct {
+		char tf;
+		const char *data;
+		size_t len;
+	} bad[] = {
+		{'V', NULL, 0},	     /* GNU volume label: swallowed */
+		{'V', "hidden", 6},  /* and its data taken as a header */
+		{'A', "1000001", 8}, /* Solaris ACL */
+		{'5', "data", 4},    /* directory with data */
+		{'2', "data", 4},    /* symlink with data */
+		{'1', "data", 4},    /* hardlink with data */
+		{'6', "data", 4},    /* FIFO with data */
+		/* a '0' file named like a directory, with data: libarchive
+		 * does not skip the data, tarfile does */
+		{'0', "data", 4},
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		ts_add_raw_member(a, bad[i].tf == '0' ? "m/" : "m", bad[i].tf,
+				  0644, bad[i].data, bad[i].len,
+				  bad[i].tf == '1' ? "t" : NULL);
+		ts_add_raw_member(a, "after", '0', 0644, "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* a pax size on a hardlink: libarchive would skip it as data */
+	{
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		add_pax_member(a, "size", "512", 3, "h", '1', NULL, 0, "t");
+		ts_add_raw_member(a, "hidden", '0', 0644, NULL, 0, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+static void test_reader_header_region_is_bounded(void **state)
+{
+	/* five 900 KiB pax headers for one member exceed the bound */
+	struct ts_archive *a = ts_archive_new();
+	size_t body_len = 900u << 10, used, len, i;
+	char *body = malloc(body_len + 100), *value = malloc(body_len);
+	unsigned char *tar;
+
+	assert_non_null(body);
+	assert_non_null(value);
+	memset(value, 'c', body_len);
+	for (i = 0; i < 5; i++) {
+		used = 0;
+		pax_record(body, body_len + 100, &used, "comment", value,
+			   body_len - 20);
+		add_ext(a, 'x', body, used);
+	}
+	ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	free(body);
+	free(value);
+}
+
+static void test_reader_callback_error_is_returned(void **state)
+{
+	unsigned char *tar;
+	size_t len;
+	struct run run;
+	int fd;
+
+	tar = two_members(&len, 1);
+	fd = ts_memfd(tar, len);
+	memset(&run, 0, sizeof(run));
+	run.rec.stop_at = 1;
+	run.st = wsnap_reader_run(fd, NULL, record_cb, &run.rec, &run.res,
+				  &run.err);
+	assert_int_equal(run.st, WSNAP_REJECTED);
+	assert_string_equal(run.err.member, "one");
+	assert_string_equal(run.err.reason, "stopped by test");
+	assert_int_equal(run.rec.n, 1);
+	assert_int_equal(run.res.data_fd, -1);
+	rec_release(&run.rec);
+	close(fd);
+	free(tar);
+}
+
+static void test_reader_unreadable_input_is_io(void **state)
+{
+	struct run run;
+	int fd = open("/", O_RDONLY | O_DIRECTORY);
+
+	assert_true(fd >= 0);
+	run_fd(&run, fd, true);
+	assert_int_equal(run.st, WSNAP_IO);
+	assert_int_equal(run.err.errnum, EISDIR);
+	close(fd);
+	run_release(&run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reader_ustar_typeflags),
+		cmocka_unit_test(test_reader_writer_members),
+		cmocka_unit_test(test_reader_pax_global_header),
+		cmocka_unit_test(test_reader_pax_path_and_linkpath),
+		cmocka_unit_test(test_reader_gnu_long_names),
+		cmocka_unit_test(test_reader_empty_names),
+		cmocka_unit_test(test_reader_names_are_raw_bytes),
+		cmocka_unit_test(test_reader_gnu_sparse),
+		cmocka_unit_test(test_reader_sparse_all_holes),
+		cmocka_unit_test(test_reader_pax_sparse),
+		cmocka_unit_test(test_reader_sparse_bad_maps),
+		cmocka_unit_test(test_reader_compressed_memfd_and_pipe),
+		cmocka_unit_test(test_reader_plain_pipe_spills),
+		cmocka_unit_test(test_reader_spill_in_tmpdir),
+		cmocka_unit_test(test_reader_plain_file_data_is_not_read),
+		cmocka_unit_test(test_reader_header_across_reads),
+		cmocka_unit_test(test_reader_zero_bytes_is_invalid),
+		cmocka_unit_test(test_reader_end_of_archive_forms),
+		cmocka_unit_test(test_reader_garbage_mid_archive),
+		cmocka_unit_test(test_reader_truncation),
+		cmocka_unit_test(test_reader_truncated_compressed),
+		cmocka_unit_test(test_reader_corrupt_compressed_trailer),
+		cmocka_unit_test(test_reader_after_compressed_stream),
+		cmocka_unit_test(test_reader_double_compression_is_invalid),
+		cmocka_unit_test(test_reader_bad_checksum),
+		cmocka_unit_test(test_reader_bad_sizes),
+		cmocka_unit_test(test_reader_bad_pax),
+		cmocka_unit_test(test_reader_good_pax_numbers),
+		cmocka_unit_test(test_reader_ambiguous_headers),
+		cmocka_unit_test(test_reader_header_region_is_bounded),
+		cmocka_unit_test(test_reader_callback_error_is_returned),
+		cmocka_unit_test(test_reader_unreadable_input_is_io),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
