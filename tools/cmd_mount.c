@@ -32,6 +32,7 @@
 
 #include "commands.h"
 #include "fs.h"
+#include "mounts.h"
 #include "opts.h"
 
 /* Options added around the user's: read-only, permissions enforced by the
@@ -403,6 +404,41 @@ static enum wsnap_status mount_background(struct fuse_session *se,
 	return status;
 }
 
+/* The libfuse arguments of a snapshot mount: ours around the user's
+ * options (may be NULL). Returns 0, or -1 when out of memory. */
+static int session_args(struct fuse_args *fargs, const char *fuse_opts)
+{
+	if (fuse_opt_add_arg(fargs, "wsnap") != 0 ||
+	    fuse_opt_add_arg(fargs, "-o") != 0 ||
+	    fuse_opt_add_arg(fargs, MOUNT_OPTS_FIRST) != 0 ||
+	    (fuse_opts && (fuse_opt_add_arg(fargs, "-o") != 0 ||
+			   fuse_opt_add_arg(fargs, fuse_opts) != 0)) ||
+	    fuse_opt_add_arg(fargs, "-o") != 0 ||
+	    fuse_opt_add_arg(fargs, MOUNT_OPTS_LAST) != 0)
+		return -1;
+	return 0;
+}
+
+enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
+				       const char *mountpoint,
+				       struct wsnap_error *err)
+{
+	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	enum wsnap_status status;
+	struct wsnap_fs fs;
+
+	wsnap_fs_init(&fs, idx, getuid(), getgid());
+	if (session_args(&fargs, NULL) != 0)
+		status = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	else
+		status = wsnap_fs_session_new(&se, &fs, &fargs, err);
+	if (status == WSNAP_OK)
+		status = mount_background(se, &fs, mountpoint, err);
+	fuse_opt_free_args(&fargs);
+	return status;
+}
+
 int wsnap_cmd_mount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -424,13 +460,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
-	if (fuse_opt_add_arg(&fargs, "wsnap") != 0 ||
-	    fuse_opt_add_arg(&fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(&fargs, MOUNT_OPTS_FIRST) != 0 ||
-	    (a.fuse_opts && (fuse_opt_add_arg(&fargs, "-o") != 0 ||
-			     fuse_opt_add_arg(&fargs, a.fuse_opts) != 0)) ||
-	    fuse_opt_add_arg(&fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(&fargs, MOUNT_OPTS_LAST) != 0) {
+	if (session_args(&fargs, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
 		goto report;
 	}

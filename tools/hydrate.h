@@ -1,0 +1,150 @@
+/*
+ * Hydrated workspaces (cli.md 'wsnap hydrate'): a snapshot mounted
+ * read-only as the lower layer of an overlay whose upper directory takes
+ * every change, mounted at WORKSPACE.
+ *
+ * The state directory of WORKSPACE is its sibling '.<name>.wsnap' (so that
+ * it is found again from WORKSPACE alone, and lies on the same filesystem
+ * as the workspace's parent, where the changes are expected to go):
+ *
+ *	.<name>.wsnap/state    the state file, written atomically
+ *	.<name>.wsnap/lower/   mountpoint of the snapshot (type fuse.wsnap)
+ *	.<name>.wsnap/upper/   the upper directory, unless --upper DIR
+ *	.<name>.wsnap/work/    overlayfs' work directory
+ *
+ * The work directory must be on the upper directory's filesystem: with
+ * --upper DIR on another filesystem than the state directory it is DIR's
+ * sibling '.<name of DIR>.wsnap-work' instead.
+ *
+ * The state file holds one 'key value' line per fact, values
+ * percent-encoded (any byte of a path survives): the workspace, the
+ * archive (absolute path and identity: device, inode, size, mtime, ctime),
+ * the policy's fingerprint, the overlay kind and the lower, upper and work
+ * directories, and whether the upper directory is ours (made by hydrate,
+ * removed by unmount) or the user's (kept).
+ *
+ * Invariants:
+ *  - the state file exists before anything is mounted and goes last, so a
+ *    hydrate or an unmount cut short leaves state that 'wsnap unmount'
+ *    finishes taking down;
+ *  - unmount takes the overlay down first, then the snapshot, then the
+ *    state; a busy overlay is refused before anything changes;
+ *  - removal never follows a symlink nor crosses into another mount.
+ */
+#ifndef WSNAP_HYDRATE_H
+#define WSNAP_HYDRATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "policy.h"
+
+enum wsnap_overlay {
+	WSNAP_OVERLAY_AUTO = 0, /* kernel where permitted, else fuse */
+	WSNAP_OVERLAY_KERNEL,	/* kernel overlayfs (mount type overlay) */
+	WSNAP_OVERLAY_FUSE,	/* fuse-overlayfs (fuse.fuse-overlayfs) */
+};
+
+/* Hex digits of a policy fingerprint. */
+#define WSNAP_HYDRATE_POLICY_ID_LEN 32
+
+/* What identifies the archive file a workspace was hydrated from. */
+struct wsnap_hydrate_archive_id {
+	bool valid; /* false for standard input */
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_sec;
+	int64_t mtime_nsec;
+	int64_t ctime_sec;
+	int64_t ctime_nsec;
+};
+
+struct wsnap_hydrate_state {
+	char *workspace; /* absolute */
+	char *dir;	 /* the state directory */
+	char *archive;	 /* absolute path, or "-" */
+	struct wsnap_hydrate_archive_id arc;
+	char policy[WSNAP_HYDRATE_POLICY_ID_LEN + 1];
+	enum wsnap_overlay kind;
+	char *lower;
+	char *upper;
+	char *work;
+	bool own_upper; /* made by hydrate: removed by unmount */
+};
+
+/* Frees what st holds; st may be reused after. */
+void wsnap_hydrate_state_release(struct wsnap_hydrate_state *st);
+
+/*
+ * The state directory of a workspace (absolute, resolved path): a
+ * malloc'd string, or NULL when out of memory or when the workspace is
+ * "/" (no sibling).
+ */
+char *wsnap_hydrate_state_dir(const char *workspace);
+
+/*
+ * Reads the state of the workspace (absolute, resolved path) into *st.
+ * Returns 1 when it has state, 0 when it has none (not hydrated), -1 with
+ * err set when the state exists but cannot be read or makes no sense.
+ */
+int wsnap_hydrate_state_load(struct wsnap_hydrate_state *st,
+			     const char *workspace, struct wsnap_error *err);
+
+/* Writes st's state file atomically (temporary file + rename). */
+enum wsnap_status wsnap_hydrate_state_save(const struct wsnap_hydrate_state *st,
+					   struct wsnap_error *err);
+
+/*
+ * The fingerprint of everything in a policy that shapes the index, as
+ * WSNAP_HYDRATE_POLICY_ID_LEN hex digits and a NUL into out: equal
+ * policies give equal fingerprints.
+ */
+void wsnap_hydrate_policy_id(const struct wsnap_policy *p,
+			     char out[WSNAP_HYDRATE_POLICY_ID_LEN + 1]);
+
+/*
+ * Fills *id for the archive at path (not followed when it is "-"). Errors:
+ * WSNAP_IO when it cannot be stat'ed.
+ */
+enum wsnap_status wsnap_hydrate_archive_id(const char *path,
+					   struct wsnap_hydrate_archive_id *id,
+					   struct wsnap_error *err);
+
+/* True when both identify the same, unchanged file. */
+bool wsnap_hydrate_archive_same(const struct wsnap_hydrate_archive_id *a,
+				const struct wsnap_hydrate_archive_id *b);
+
+/*
+ * Mounts the overlay of st (lower, upper, work) at st->workspace, of kind
+ * st->kind; WSNAP_OVERLAY_AUTO tries the kernel's and falls back to
+ * fuse-overlayfs, and sets st->kind to the one mounted. Returns once the
+ * workspace answers. Errors: WSNAP_IO (both messages when both failed).
+ */
+enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
+					      struct wsnap_error *err);
+
+/*
+ * Takes down what st describes, in order: the overlay at the workspace (if
+ * mounted there), the snapshot at the lower directory (if mounted), then
+ * the work directory, the upper directory when it is ours, and the state
+ * directory. Mounts whose daemon died are cleared. Without lazy a busy
+ * mount is refused (WSNAP_IO, errnum EBUSY) and nothing after it is done;
+ * with lazy mounts are detached. A mount of another type on top of the
+ * workspace is refused. The state directory stays until everything before
+ * it is done, so a later call finishes the job.
+ */
+enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
+					 bool lazy, struct wsnap_error *err);
+
+/*
+ * 'wsnap unmount' of a path: when it is a hydrated workspace (it has a
+ * state directory), tears it down and returns 1 with *status set; returns
+ * 0 when it is not one (the caller handles the path), with *status
+ * untouched.
+ */
+int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
+			  struct wsnap_error *err);
+
+#endif
