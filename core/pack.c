@@ -257,6 +257,15 @@ static enum wsnap_status write_content(const struct plan *p, struct archive *a,
 			goto out;
 		}
 		left -= (uint64_t)n;
+		/*
+		 * A read of a regular file that returns less than asked has
+		 * met the end of the file: when it stops exactly at the size
+		 * the walk saw, the file has not grown (a growth after this
+		 * point is after the snapshot), and one more read would only
+		 * confirm it.
+		 */
+		if (!left && (size_t)n < ask)
+			goto out;
 	}
 out:
 	close(fd);
