@@ -826,3 +826,79 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
 	wsnap_hydrate_state_release(&st);
 	return 1;
 }
+
+/* ---- diff from the upper directory ---- */
+
+/* True when the topmost mount at path has type fstype. */
+static bool mounted_as(const char *path, const char *fstype)
+{
+	static struct wsnap_error ignored; /* large: not on the stack */
+	char top[WSNAP_FSTYPE_MAX];
+
+	return wsnap_mounts_type_at(path, top, sizeof(top), &ignored) == 1 &&
+	       strcmp(top, fstype) == 0;
+}
+
+int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
+			     const char *path,
+			     const struct wsnap_policy *policy)
+{
+	static struct wsnap_error ignored; /* large: not on the stack */
+	char pid[WSNAP_HYDRATE_POLICY_ID_LEN + 1];
+	struct wsnap_hydrate_archive_id now;
+	struct wsnap_hydrate_state st;
+	char *abs;
+	int rc;
+
+	hd->upper_fd = -1;
+	hd->view = NULL;
+	if (strcmp(archive, "-") == 0)
+		return 0;
+	abs = realpath(path, NULL);
+	if (!abs)
+		return 0; /* the full comparison reports it */
+	rc = wsnap_hydrate_state_load(&st, abs, &ignored);
+	free(abs);
+	if (rc != 1)
+		return 0;
+	wsnap_hydrate_policy_id(policy, pid);
+	if (strcmp(pid, st.policy) == 0 &&
+	    wsnap_hydrate_archive_id(archive, &now, &ignored) == WSNAP_OK &&
+	    wsnap_hydrate_archive_same(&st.arc, &now) &&
+	    mounted_as(st.workspace, overlay_fstype(st.kind)) &&
+	    mounted_as(st.lower, "fuse.wsnap")) {
+		hd->fmt = st.kind == WSNAP_OVERLAY_KERNEL
+				  ? WSNAP_UPPER_OVERLAYFS
+				  : WSNAP_UPPER_FUSE_OVERLAYFS;
+		hd->upper_fd =
+			open(st.upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	wsnap_hydrate_state_release(&st);
+	return hd->upper_fd >= 0;
+}
+
+enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
+					  const struct wsnap_index *idx,
+					  const char *label,
+					  const char *archive_label,
+					  const struct wsnap_policy *policy,
+					  struct wsnap_diff_side *side,
+					  struct wsnap_error *err)
+{
+	enum wsnap_status s;
+
+	s = wsnap_upper_new(&hd->view, idx, hd->upper_fd, hd->fmt, label,
+			    archive_label, policy, err);
+	if (s == WSNAP_OK)
+		wsnap_upper_diff_side(hd->view, side);
+	return s;
+}
+
+void wsnap_hydrate_diff_release(struct wsnap_hydrate_diff *hd)
+{
+	wsnap_upper_free(hd->view);
+	hd->view = NULL;
+	if (hd->upper_fd >= 0)
+		close(hd->upper_fd);
+	hd->upper_fd = -1;
+}
