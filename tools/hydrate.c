@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hash.h"
@@ -40,6 +41,11 @@
 /* mount(2) takes its options in one page. */
 #define OVERLAY_OPTS_MAX   4096
 #define OVERLAY_FIXED_OPTS "redirect_dir=on,index=off,metacopy=off"
+
+/* How long the snapshot may stay busy after fuse-overlayfs was unmounted
+ * (its process leaving): LOWER_RETRIES times LOWER_RETRY_NS. */
+#define LOWER_RETRIES  100
+#define LOWER_RETRY_NS 50000000L
 
 /* Deepest directory tree removal descends into. */
 #define REMOVE_MAX_DEPTH 4096
@@ -765,6 +771,27 @@ static enum wsnap_status unmount_overlay(const struct wsnap_hydrate_state *st,
 	return WSNAP_OK;
 }
 
+/*
+ * The snapshot under the overlay. fuse-overlayfs leaves once unmounted,
+ * but not at once: until its process is gone it holds the lower directory
+ * open, and the snapshot answers EBUSY for a while.
+ */
+static enum wsnap_status unmount_lower(const struct wsnap_hydrate_state *st,
+				       bool lazy, struct wsnap_error *err)
+{
+	const struct timespec pause = {0, LOWER_RETRY_NS};
+	enum wsnap_status status;
+	int tries = 0;
+
+	for (;;) {
+		status = wsnap_mounts_fusermount(st->lower, lazy, err);
+		if (status == WSNAP_OK || err->errnum != EBUSY ||
+		    st->kind != WSNAP_OVERLAY_FUSE || ++tries > LOWER_RETRIES)
+			return status;
+		nanosleep(&pause, NULL);
+	}
+}
+
 enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err)
 {
@@ -782,7 +809,7 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 		return wsnap_error_io(err, 0, st->lower,
 				      "not a wsnap mount at");
 	if (n == 1) {
-		status = wsnap_mounts_fusermount(st->lower, lazy, err);
+		status = unmount_lower(st, lazy, err);
 		if (status != WSNAP_OK)
 			return status;
 	}
