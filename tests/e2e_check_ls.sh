@@ -236,6 +236,14 @@ python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "
 run 4 "$W" ls ws
 grep -q "^wsnap: .*'ws': Is a directory$" err || fail "directory: $(cat err)"
 
+if [ -w /dev/full ]; then
+	rc=0
+	"$W" ls names.tar >/dev/full 2>err || rc=$?
+	[ "$rc" -eq 4 ] || fail "ls >/dev/full exits $rc, want 4"
+	grep -qx "wsnap: cannot write 'standard output': No space left on device" err ||
+		fail "ls >/dev/full: $(cat err)"
+fi
+
 # ----------------------------------------------------------------- usage
 run 2 "$W" && grep -q '^usage: wsnap' err || fail "bare wsnap usage"
 run 2 "$W" check
@@ -430,6 +438,10 @@ weird = [o for o in objs if o["path"] == "links/weird"][0]
 assert os.fsencode(weird["target"]) == b"x\ny\\z\xff", weird
 EOF
 python3 jsonnames.py <out || fail "ls --json names: $(head -c 600 out)"
+
+# an archive of only the root (and only zero blocks) lists nothing
+tar -cf root.tar -C ws/empty . && run 0 "$W" ls root.tar && expect_empty
+head -c 10240 /dev/zero >zeros.tar && run 0 "$W" ls zeros.tar && expect_empty
 
 # a rejected archive lists nothing
 run 3 "$W" ls escape.tar
