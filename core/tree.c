@@ -577,6 +577,8 @@ int wsnap_tree_cursor_open(struct wsnap_tree_cursor *c, const char *rel,
 		cursor_fail(c, errno, rel, "cannot open", err);
 		return -1;
 	}
+	if (!st)
+		return fd;
 	if (fstat(fd, st) < 0) {
 		cursor_fail(c, errno, rel, "cannot stat", err);
 		close(fd);

@@ -104,10 +104,11 @@ enum wsnap_status wsnap_tree_cursor_new(struct wsnap_tree_cursor **out,
  * Opens the regular file at rel (a normalized rel path, as an index node's
  * path) for reading: each directory component with O_DIRECTORY|O_NOFOLLOW,
  * the file with O_NOFOLLOW|O_NONBLOCK (a FIFO swapped in cannot block), then
- * fstat. Returns a descriptor the caller closes, with *st filled, or -1 with
- * err set: WSNAP_IO 'cannot open' (errno), 'not a regular file' when the
- * entry is no longer one. Paths opened in bytewise order open each directory
- * once.
+ * fstat into *st unless st is NULL. Returns a descriptor the caller closes,
+ * or -1 with err set: WSNAP_IO 'cannot open' (errno), 'not a regular file'
+ * when the entry is no longer one (checked only with st: without it, the
+ * caller must notice from reading, as pack does from the size). Paths opened
+ * in bytewise order open each directory once.
  */
 int wsnap_tree_cursor_open(struct wsnap_tree_cursor *c, const char *rel,
 			   struct stat *st, struct wsnap_error *err);

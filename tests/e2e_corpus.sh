@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 # need a few MiB more. Sanitizer builds carry shadow memory and a quarantine:
 # shrink the quarantine and allow more.
 max_kib=$((64 * 1024))
-if ldd "$WSNAP_BIN" 2>/dev/null | grep -q libasan; then
+if ldd "$WSNAP_BIN" 2>/dev/null | grep libasan >/dev/null; then
 	export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=16"
 	max_kib=$((512 * 1024))
 fi

@@ -1,9 +1,233 @@
+/* wsnap export: safe extraction (policy.md sections 7 and 8). */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "export.h"
+#include "json.h"
+#include "opts.h"
+
+enum {
+	OPT_STRIP_PREFIX = WSNAP_OPT_FIRST_PRIVATE,
+};
+
+/* A progress line is shown on a terminal from this size on. */
+#define PROGRESS_MIN_MEMBERS 20000u
+#define PROGRESS_MIN_BYTES   (256ull << 20)
+#define PROGRESS_INTERVAL_NS 200000000ll
+
+static const char export_usage[] =
+	"usage: wsnap export [POLICY] [--strip-prefix P] [--json] [-v] "
+	"ARCHIVE|- DEST\n"
+	"\n"
+	"Validates the whole archive, then writes it to DEST without ever\n"
+	"touching anything outside DEST: no symlink is followed, files are\n"
+	"created 0600 and get their sanitized mode only once complete, "
+	"symlinks\n"
+	"come last. A DEST that does not exist is built under a temporary "
+	"name\n"
+	"beside it and renamed into place only on success; an existing DEST "
+	"is\n"
+	"merged into (a file, symlink or other non-directory in the way is\n"
+	"replaced; a directory where a file or symlink is wanted is refused).\n"
+	"Compressed or piped input is decompressed to an unlinked temporary\n"
+	"file first (in $TMPDIR, else /tmp): it needs that much free space.\n"
+	"\n"
+	"  --strip-prefix P  members are relative to P (policy.md section 8)\n"
+	"  --json            print a JSON summary (counts, bytes) on stdout\n"
+	"  -v, --verbose     print a summary line on stdout\n"
+	"  -h, --help        this help\n"
+	"\n"
+	"exit status: 0 ok, 2 usage, 3 archive rejected or destination "
+	"unsafe,\n"
+	"4 I/O error (no space, cannot write)\n";
+
+/* Set by SIGINT, SIGTERM, SIGHUP: the export stops and, for a fresh
+ * destination, removes what it built. */
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	interrupted = sig;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+struct progress_line {
+	bool on;
+	bool shown;
+	struct timespec last;
+};
+
+static void show_progress(void *ctx, const struct wsnap_export_progress *p)
+{
+	struct progress_line *pl = ctx;
+	struct timespec now;
+	long long dt;
+
+	if (!pl->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	dt = (now.tv_sec - pl->last.tv_sec) * 1000000000ll +
+	     (now.tv_nsec - pl->last.tv_nsec);
+	if (pl->shown && dt < PROGRESS_INTERVAL_NS &&
+	    p->members_done < p->members_total)
+		return;
+	pl->last = now;
+	pl->shown = true;
+	fprintf(stderr,
+		"\rwsnap: export: %" PRIu64 "/%" PRIu64 " members, %" PRIu64
+		"/%" PRIu64 " MiB",
+		p->members_done, p->members_total, p->bytes_done >> 20,
+		p->bytes_total >> 20);
+	if (p->members_done >= p->members_total)
+		fputc('\n', stderr);
+	fflush(stderr);
+}
+
+static void print_json(const char *dest, const struct wsnap_export_stats *st)
+{
+	struct wsnap_json j;
+
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "dest", dest);
+	wsnap_json_bool(&j, "created", st->created);
+	wsnap_json_u64(&j, "members", st->members);
+	wsnap_json_u64(&j, "dirs", st->dirs);
+	wsnap_json_u64(&j, "dirs_kept", st->dirs_kept);
+	wsnap_json_u64(&j, "files", st->files);
+	wsnap_json_u64(&j, "symlinks", st->symlinks);
+	wsnap_json_u64(&j, "replaced", st->replaced);
+	wsnap_json_u64(&j, "bytes", st->bytes);
+	wsnap_json_end(&j);
+}
+
+static void print_summary(const char *dest, const struct wsnap_export_stats *st)
+{
+	printf("exported %" PRIu64 " members to ", st->members);
+	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, dest, strlen(dest));
+	printf("%s: %" PRIu64 " directories created, %" PRIu64 " kept, %" PRIu64
+	       " files (%" PRIu64 " bytes), %" PRIu64 " symlinks, %" PRIu64
+	       " entries replaced\n",
+	       st->created ? " (new)" : "", st->dirs, st->dirs_kept, st->files,
+	       st->bytes, st->symlinks, st->replaced);
+}
 
 int wsnap_cmd_export(int argc, char **argv)
 {
-	fprintf(stderr, "wsnap: export: not implemented yet\n");
-	return 4;
+	static const struct option longopts[] = {
+		WSNAP_POLICY_LONGOPTS,
+		{"strip-prefix", required_argument, NULL, OPT_STRIP_PREFIX},
+		{"json", no_argument, NULL, WSNAP_OPT_JSON},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct wsnap_policy policy;
+	struct wsnap_index *idx = NULL;
+	struct wsnap_export_stats st;
+	struct wsnap_export_opts eo;
+	struct progress_line pl;
+	struct wsnap_index_stats is;
+	struct wsnap_error err;
+	bool json = false, verbose = false;
+	int opt, rc;
+
+	wsnap_policy_init(&policy);
+	wsnap_error_clear(&err);
+	memset(&st, 0, sizeof(st));
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(export_usage, stdout);
+			fputs(wsnap_policy_help, stdout);
+			rc = 0;
+			goto out;
+		case 'v':
+			verbose = true;
+			break;
+		case WSNAP_OPT_JSON:
+			json = true;
+			break;
+		case OPT_STRIP_PREFIX:
+			if (wsnap_policy_set_strip_prefix(&policy, optarg,
+							  &err) != WSNAP_OK) {
+				rc = wsnap_usage_error("export", "%s",
+						       err.reason);
+				goto out;
+			}
+			break;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(argv[0], opt, argv);
+			goto out;
+		default:
+			rc = wsnap_opts_policy(&policy, opt, optarg);
+			if (rc == 1)
+				break;
+			rc = rc < 0 ? WSNAP_USAGE
+				    : wsnap_opts_bad_option(argv[0], '?', argv);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		rc = wsnap_usage_error(
+			"export", argc - optind > 2 ? "too many arguments"
+						    : "missing ARCHIVE DEST");
+		goto out;
+	}
+	if (argv[optind + 1][0] == '\0') {
+		rc = wsnap_usage_error("export", "empty DEST");
+		goto out;
+	}
+	if (wsnap_load_index(argv[optind], &policy, true, &idx, &err) !=
+	    WSNAP_OK) {
+		rc = wsnap_report(&err, json);
+		goto out;
+	}
+	wsnap_index_stats(idx, &is);
+	memset(&pl, 0, sizeof(pl));
+	pl.on = isatty(STDERR_FILENO) && (is.members >= PROGRESS_MIN_MEMBERS ||
+					  is.total_bytes >= PROGRESS_MIN_BYTES);
+	memset(&eo, 0, sizeof(eo));
+	eo.progress = show_progress;
+	eo.ctx = &pl;
+	eo.cancel = &interrupted;
+	catch_signals();
+	if (wsnap_export_run(idx, argv[optind + 1], &eo, &st, &err) !=
+	    WSNAP_OK) {
+		if (pl.shown)
+			fputc('\n', stderr);
+		rc = wsnap_report(&err, json);
+		goto out;
+	}
+	if (json)
+		print_json(argv[optind + 1], &st);
+	else if (verbose)
+		print_summary(argv[optind + 1], &st);
+	rc = wsnap_out_finish(stdout, "standard output");
+out:
+	wsnap_index_free(idx);
+	wsnap_policy_release(&policy);
+	return rc;
 }

@@ -1,9 +1,282 @@
+/* wsnap strip-prefix: rewrite an archive relative to a prefix (policy.md
+ * section 8). OUT is written atomically: a temporary file beside it, renamed
+ * into place only once the result passed the policy; '-' is standard output,
+ * written only once the result passed (it is staged in an unlinked temporary
+ * file first). */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "opts.h"
+#include "strip.h"
+
+enum {
+	OPT_PREFIX = WSNAP_OPT_FIRST_PRIVATE,
+};
+
+static const char strip_usage[] =
+	"usage: wsnap strip-prefix [POLICY] --prefix P [-v] IN|- OUT|-\n"
+	"\n"
+	"Writes an uncompressed pax tar whose members are relative to P: a\n"
+	"member 'P' (or a root entry) becomes '.', 'P/x' becomes 'x', "
+	"anything\n"
+	"else is rejected. Every input member must pass the single-member "
+	"rules\n"
+	"on its original name; the result keeps every header attribute, gets "
+	"a\n"
+	"fresh pax 'path' where the new name needs one, and is validated "
+	"again\n"
+	"with POLICY (where --skip and --reject-path name the new paths) "
+	"before\n"
+	"OUT is replaced (temporary file + rename) or standard output "
+	"written.\n"
+	"Compressed or piped input is decompressed to an unlinked temporary\n"
+	"file ($TMPDIR, else /tmp); OUT '-' is staged there too.\n"
+	"\n"
+	"  --prefix P     the prefix to strip (required, not empty)\n"
+	"  -v, --verbose  print a summary line on stderr\n"
+	"  -h, --help     this help\n"
+	"\n"
+	"exit status: 0 ok, 2 usage, 3 archive rejected, 4 I/O error\n";
+
+static const char *tmp_dir(void)
+{
+	const char *t = getenv("TMPDIR");
+
+	return t && t[0] ? t : "/tmp";
+}
+
+/* An unlinked read-write file in the temporary directory. */
+static int open_staging(struct wsnap_error *err)
+{
+	const char *dir = tmp_dir();
+	char *path;
+	size_t len;
+	int fd;
+
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	len = strlen(dir) + sizeof("/wsnap-strip-XXXXXX");
+	path = malloc(len);
+	if (!path) {
+		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+		return -1;
+	}
+	snprintf(path, len, "%s/wsnap-strip-XXXXXX", dir);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0)
+		wsnap_error_io(err, errno, dir, "cannot create temporary file");
+	else
+		unlink(path);
+	free(path);
+	return fd;
+}
+
+static int copy_to_stdout(int fd, struct wsnap_error *err)
+{
+	char buf[65536];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t r = pread(fd, buf, sizeof(buf), off), done = 0;
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			wsnap_error_io(err, errno, NULL,
+				       "cannot read temporary file");
+			return -1;
+		}
+		if (r == 0)
+			return 0;
+		while (done < r) {
+			ssize_t w = write(STDOUT_FILENO, buf + done,
+					  (size_t)(r - done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				wsnap_error_io(err, errno, "-",
+					       "cannot write standard output");
+				return -1;
+			}
+			done += w;
+		}
+		off += r;
+	}
+}
+
+/* A temporary file beside out ('<dir>/.<base>.wsnap-XXXXXX'); its path is
+ * returned in *tmp_path (caller frees). */
+static int open_beside(const char *out, char **tmp_path,
+		       struct wsnap_error *err)
+{
+	const char *slash = strrchr(out, '/');
+	size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
+	const char *base = out + dirlen;
+	size_t len = dirlen + strlen(base) + sizeof("/..wsnap-XXXXXX");
+	char *path;
+	int fd;
+
+	if (base[0] == '\0') {
+		wsnap_error_io(err, EISDIR, out, "output is a directory");
+		return -1;
+	}
+	path = malloc(len);
+	if (!path) {
+		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+		return -1;
+	}
+	snprintf(path, len, "%.*s.%s.wsnap-XXXXXX", (int)dirlen, out, base);
+	fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		wsnap_error_io(err, errno, out, "cannot create output");
+		free(path);
+		return -1;
+	}
+	*tmp_path = path;
+	return fd;
+}
+
+static int finish_named(int fd, const char *tmp, const char *out,
+			struct wsnap_error *err)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	/* An ordinary new file's mode, not mkstemp's 0600. */
+	if (fchmod(fd, 0666 & ~mask) < 0 || rename(tmp, out) < 0) {
+		wsnap_error_io(err, errno, out, "cannot write output");
+		return -1;
+	}
+	return 0;
+}
 
 int wsnap_cmd_strip_prefix(int argc, char **argv)
 {
-	fprintf(stderr, "wsnap: strip-prefix: not implemented yet\n");
-	return 4;
+	static const struct option longopts[] = {
+		WSNAP_POLICY_LONGOPTS,
+		{"prefix", required_argument, NULL, OPT_PREFIX},
+		{"verbose", no_argument, NULL, 'v'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct wsnap_policy policy;
+	struct wsnap_strip_stats st;
+	struct wsnap_error err;
+	const char *prefix = NULL, *in, *out;
+	char *tmp = NULL;
+	bool verbose = false;
+	int opt, rc, in_fd = -1, out_fd = -1;
+
+	wsnap_policy_init(&policy);
+	wsnap_error_clear(&err);
+	optind = 1;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			fputs(strip_usage, stdout);
+			fputs(wsnap_policy_help, stdout);
+			rc = 0;
+			goto out;
+		case 'v':
+			verbose = true;
+			break;
+		case OPT_PREFIX:
+			prefix = optarg;
+			break;
+		case '?':
+		case ':':
+			rc = wsnap_opts_bad_option(argv[0], opt, argv);
+			goto out;
+		default:
+			rc = wsnap_opts_policy(&policy, opt, optarg);
+			if (rc == 1)
+				break;
+			rc = rc < 0 ? WSNAP_USAGE
+				    : wsnap_opts_bad_option(argv[0], '?', argv);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		rc = wsnap_usage_error("strip-prefix",
+				       argc - optind > 2 ? "too many arguments"
+							 : "missing IN OUT");
+		goto out;
+	}
+	if (!prefix) {
+		rc = wsnap_usage_error("strip-prefix", "--prefix is required");
+		goto out;
+	}
+	{
+		/* An empty prefix (also '.', '/', './') is a usage error. */
+		struct wsnap_policy probe;
+
+		wsnap_policy_init(&probe);
+		rc = wsnap_policy_set_strip_prefix(&probe, prefix, &err);
+		wsnap_policy_release(&probe);
+		if (rc != WSNAP_OK) {
+			rc = wsnap_usage_error("strip-prefix", "%s",
+					       err.reason);
+			goto out;
+		}
+	}
+	in = argv[optind];
+	out = argv[optind + 1];
+	if (out[0] == '\0') {
+		rc = wsnap_usage_error("strip-prefix", "empty OUT");
+		goto out;
+	}
+	in_fd = wsnap_open_archive(in, &err);
+	if (in_fd < 0) {
+		rc = wsnap_report(&err, false);
+		goto out;
+	}
+	if (strcmp(out, "-") == 0)
+		out_fd = open_staging(&err);
+	else
+		out_fd = open_beside(out, &tmp, &err);
+	if (out_fd < 0) {
+		rc = wsnap_report(&err, false);
+		goto out;
+	}
+	if (wsnap_strip_run(in_fd, out_fd, &policy, prefix, NULL, &st, &err) !=
+		    WSNAP_OK ||
+	    (tmp ? finish_named(out_fd, tmp, out, &err)
+		 : copy_to_stdout(out_fd, &err)) < 0) {
+		rc = wsnap_report(&err, false);
+		goto out;
+	}
+	if (tmp) {
+		free(tmp);
+		tmp = NULL; /* renamed: nothing to clean up */
+	}
+	if (verbose)
+		fprintf(stderr,
+			"wsnap: strip-prefix: %" PRIu64 " members, %" PRIu64
+			" bytes written (input %s, %" PRIu64
+			" bytes decompressed)\n",
+			st.members, st.output_bytes,
+			st.compression ? st.compression : "?", st.stream_bytes);
+	rc = 0;
+out:
+	if (tmp) {
+		unlink(tmp);
+		free(tmp);
+	}
+	if (out_fd >= 0)
+		close(out_fd);
+	if (in_fd >= 0 && in_fd != STDIN_FILENO)
+		close(in_fd);
+	wsnap_policy_release(&policy);
+	return rc;
 }

@@ -1,0 +1,150 @@
+/*
+ * Safe export: writes a validated index to a directory (policy.md section 7).
+ *
+ * The index is already validated (sections 3-5, and 8 when the policy had a
+ * strip prefix): export only decides how to put it on disk without ever
+ * creating, modifying or removing anything outside the destination root,
+ * whatever exists there and whatever another process does meanwhile.
+ *
+ * Invariants (each names the attack it blocks):
+ *  - every path is reached from the destination root descriptor one
+ *    component at a time, never by name from the current directory, and no
+ *    symlink is ever followed: openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)
+ *    where the kernel has it, else openat(O_NOFOLLOW | O_DIRECTORY) per
+ *    component. A symlink planted among the parents (before or during the
+ *    export) is refused, not followed: 'symlink in parent path'.
+ *  - nothing is checked by name and then used by name: a leaf is created
+ *    with O_EXCL / mkdirat / symlinkat and, when it exists, removed with
+ *    unlinkat(flags 0), which never removes a directory (EISDIR is the
+ *    'destination directory already exists' rejection). Unlinking a symlink
+ *    removes the link, never its target.
+ *  - directory descriptors are cached along the path of the last member (a
+ *    stack of at most WSNAP_EXPORT_MAX_CACHED_FDS open descriptors): a
+ *    descriptor of a directory stays that directory, so swapping a cached
+ *    directory for a symlink afterwards cannot redirect a write. (A process
+ *    that may move directories out of the destination can move our files
+ *    out too, at any time: that is outside any extractor's control.)
+ *  - regular files are created 0600 and get their final mode (fchmod of the
+ *    still-open descriptor) only once every byte is written: a failure
+ *    midway (disk full, archive changed) leaves a private partial file.
+ *  - pass 1 (archive order): directories and regular files; pass 2:
+ *    symlinks, so no file of the archive is ever written through a symlink
+ *    of the archive; pass 3: directory mtimes, deepest first.
+ *  - a destination that does not exist is built under a temporary name in
+ *    its parent directory and renamed into place (RENAME_NOREPLACE) only on
+ *    success; on failure the temporary tree is removed (without following
+ *    symlinks), so nothing is left behind.
+ *
+ * Metadata: files get the sanitized mode of the index (7.6) and the
+ * archived mtime; symlinks their archived target and mtime; directories the
+ * export creates get 0755 (whatever the umask); pre-existing directories
+ * keep their mode. Directory members get the archived mtime (pass 3);
+ * implicit directories get the index's default mtime when export creates
+ * them, and are left alone when they already existed. Ownership is never
+ * restored. atimes are not set.
+ *
+ * The first error stops the export: destination-state rejections are
+ * WSNAP_REJECTED (member = the rel path), system errors WSNAP_IO (member =
+ * DEST/rel path, errnum set).
+ */
+#ifndef WSNAP_EXPORT_H
+#define WSNAP_EXPORT_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "index.h"
+
+/* Reasons of section 7 (the first is the whole reason; the others are
+ * followed by ': <rel>'). */
+#define WSNAP_REASON_SYMLINK_PARENT   "symlink in parent path"
+#define WSNAP_REASON_PARENT_NOT_DIR   "destination parent is not a directory"
+#define WSNAP_REASON_DIRECTORY_EXISTS "destination directory already exists"
+
+/* Most directory descriptors kept open by the parent cache. */
+#define WSNAP_EXPORT_MAX_CACHED_FDS 64
+
+struct wsnap_export_progress {
+	uint64_t members_done; /* nodes written (all passes count once) */
+	uint64_t members_total;
+	uint64_t bytes_done; /* file bytes written */
+	uint64_t bytes_total;
+};
+
+/* Called now and then during the export and once at its end. */
+typedef void (*wsnap_export_progress_fn)(
+	void *ctx, const struct wsnap_export_progress *progress);
+
+/* Called for each node written (pass 1 and 2), for -v listings. */
+typedef void (*wsnap_export_node_fn)(void *ctx, const struct wsnap_node *node);
+
+enum wsnap_export_flags {
+	/* Do not use openat2 even where the kernel has it (tests of the
+	 * per-component fallback). */
+	WSNAP_EXPORT_NO_OPENAT2 = 1 << 0,
+	/* Do not use copy_file_range (tests of the pread/pwrite copy). */
+	WSNAP_EXPORT_NO_COPY_RANGE = 1 << 1,
+};
+
+struct wsnap_export_opts {
+	unsigned flags; /* enum wsnap_export_flags */
+	wsnap_export_progress_fn progress;
+	wsnap_export_node_fn node;
+	void *ctx; /* passed to progress and node */
+	/* When it becomes non-zero (a signal handler sets it), the export
+	 * stops before the next member as a failure: WSNAP_IO, EINTR,
+	 * 'interrupted' (a fresh destination is removed). May be NULL. */
+	const volatile sig_atomic_t *cancel;
+};
+
+struct wsnap_export_stats {
+	uint64_t members;   /* nodes written in passes 1 and 2 */
+	uint64_t dirs;	    /* directories created (members and implicit) */
+	uint64_t dirs_kept; /* directories that existed and were merged */
+	uint64_t files;
+	uint64_t symlinks;
+	uint64_t replaced; /* existing non-directories unlinked first */
+	uint64_t bytes;	   /* file bytes written (logical sizes) */
+	bool created;	   /* DEST did not exist and was created */
+	bool openat2;	   /* openat2 was available and used */
+	bool copy_range;   /* copy_file_range was used for data */
+};
+
+/*
+ * Exports idx (built with keep_data, so file data can be read) to the
+ * directory dest. dest itself is the user's choice and is opened normally
+ * (a symlink naming it is followed); everything under it follows the
+ * invariants above. When dest does not exist it is created atomically;
+ * when it exists it must be a directory and members are merged into it
+ * (7.4). opts may be NULL; stats (may be NULL) is filled also on failure
+ * with what was done. Errors: WSNAP_REJECTED (destination state),
+ * WSNAP_IO (errnum set: ENOSPC for a full disk, EIO when the archive
+ * changed since the index was built, ...), WSNAP_USAGE (empty dest).
+ */
+enum wsnap_status wsnap_export_run(const struct wsnap_index *idx,
+				   const char *dest,
+				   const struct wsnap_export_opts *opts,
+				   struct wsnap_export_stats *stats,
+				   struct wsnap_error *err);
+
+/*
+ * Merges idx into the directory open on rootfd (not closed; the caller's
+ * trust in it is its own affair), as wsnap_export_run does for an existing
+ * destination. label names rootfd in error messages (e.g. its path).
+ */
+enum wsnap_status wsnap_export_into(const struct wsnap_index *idx, int rootfd,
+				    const char *label,
+				    const struct wsnap_export_opts *opts,
+				    struct wsnap_export_stats *stats,
+				    struct wsnap_error *err);
+
+/*
+ * Removes the entry name in dirfd and, when it is a directory, everything
+ * under it, never following a symlink (for cleaning up a failed export;
+ * also used by tests). Returns 0 or -errno of the first failure.
+ */
+int wsnap_export_remove_tree(int dirfd, const char *name);
+
+#endif

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# End-to-end: 'wsnap strip-prefix' (policy.md section 8, cli.md): names,
+# rejection outside the prefix, the long pax name, atomic OUT, OUT '-',
+# standard and compressed input, re-validation with the policy.
+set -euo pipefail
+: "${WSNAP_BIN:?}"
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/wsnap-e2e-strip-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+long=$(printf 'n%.0s' $(seq 124))
+python3 - "$long" <<'EOF'
+import io, sys, tarfile
+long = sys.argv[1]
+def add(t, name, kind="f", data=b"", target="", mode=0o644):
+    i = tarfile.TarInfo(name)
+    i.mtime = 1700000000
+    i.uid, i.gid, i.uname, i.gname = 1000, 1000, "dev", "dev"
+    if kind == "d":
+        i.type = tarfile.DIRTYPE; i.mode = 0o755
+    elif kind == "l":
+        i.type = tarfile.SYMTYPE; i.linkname = target
+    else:
+        i.size = len(data); i.mode = mode
+    t.addfile(i, io.BytesIO(data) if kind == "f" else None)
+with tarfile.open("ws.tar", "w", format=tarfile.PAX_FORMAT) as t:
+    add(t, "workspace", "d")
+    add(t, "workspace/pkg", "d")
+    add(t, "workspace/pkg/main.py", data=b"print()\n", mode=0o755)
+    add(t, "workspace/" + long, data=b"long")
+    add(t, "workspace/link", "l", target="pkg/main.py")
+with tarfile.open("mixed.tar", "w") as t:
+    add(t, "workspace/a", data=b"a")
+    add(t, "elsewhere/b", data=b"b")
+EOF
+[ ${#long} -eq 124 ] || fail "setup"
+
+# --- names: workspace/... becomes ., pkg, pkg/main.py ---
+"$WSNAP_BIN" strip-prefix --prefix workspace ws.tar out.tar
+tar -tf out.tar >names
+printf './\npkg/\npkg/main.py\n%s\nlink\n' "$long" | diff - names || fail "names"
+tar -tvf out.tar | grep -q '^-rwxr-xr-x dev/dev .* pkg/main.py$' || fail "attributes: $(tar -tvf out.tar)"
+[ "$(tar -xOf out.tar pkg/main.py)" = "print()" ] || fail "data"
+# the 134-character pax path was rewritten, the old name is gone
+python3 - out.tar "$long" <<'EOF' || fail "pax path"
+import sys
+data = open(sys.argv[1], "rb").read()
+assert b"workspace" not in data, "stale name in output"
+assert (b" path=" + sys.argv[2].encode() + b"\n") in data, "no new pax path"
+EOF
+"$WSNAP_BIN" check out.tar || fail "output does not pass check"
+# an ordinary new file's mode (0666 less the umask), not mkstemp's 0600
+[ "$(stat -c %a out.tar)" = "$(printf '%o' $((0666 & ~$(umask))))" ] || fail "OUT mode $(stat -c %a out.tar)"
+
+# --- outside the prefix: exit 3, OUT untouched, no temporary left ---
+echo previous >keep.tar
+rc=0; "$WSNAP_BIN" strip-prefix --prefix workspace mixed.tar keep.tar 2>err || rc=$?
+[ $rc -eq 3 ] || fail "outside prefix exit $rc"
+grep -q "^wsnap: unsafe tar member 'elsewhere/b': member does not start with prefix: workspace$" err || fail "message: $(cat err)"
+[ "$(cat keep.tar)" = previous ] || fail "OUT replaced on failure"
+[ -z "$(ls -A | grep wsnap)" ] || fail "temporary left: $(ls -A)"
+
+# --- OUT '-', standard input, compressed standard input ---
+"$WSNAP_BIN" strip-prefix --prefix workspace - - <ws.tar >stdout.tar
+cmp -s out.tar stdout.tar || fail "'-' output differs from a named OUT"
+gzip -c ws.tar | "$WSNAP_BIN" strip-prefix --prefix workspace - gz.tar
+cmp -s out.tar gz.tar || fail "gzip input output differs"
+rc=0; "$WSNAP_BIN" strip-prefix --prefix workspace mixed.tar - >bad.out 2>/dev/null || rc=$?
+[ $rc -eq 3 ] && [ ! -s bad.out ] || fail "'-' wrote a rejected archive ($rc)"
+
+# --- the result is validated with the policy ---
+rc=0; "$WSNAP_BIN" strip-prefix --no-symlinks --prefix workspace ws.tar nosym.tar 2>err || rc=$?
+[ $rc -eq 3 ] && [ ! -e nosym.tar ] || fail "--no-symlinks on the result: $rc"
+grep -q "^wsnap: unsafe tar member 'link': symlink member not allowed$" err || fail "message: $(cat err)"
+
+# --- usage ---
+rc=0; "$WSNAP_BIN" strip-prefix ws.tar x.tar 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "missing --prefix exit $rc"
+rc=0; "$WSNAP_BIN" strip-prefix --prefix / ws.tar x.tar 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "empty prefix exit $rc"
+rc=0; "$WSNAP_BIN" strip-prefix --prefix workspace ws.tar 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "missing OUT exit $rc"
+"$WSNAP_BIN" strip-prefix --help | grep -q '^usage: wsnap strip-prefix' || fail "--help"
+echo "e2e_export_strip: ok"
