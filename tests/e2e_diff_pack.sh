@@ -247,6 +247,15 @@ grep -q "unsafe tar member './sub/out': symlink target escapes archive root: ../
 rc "$W" diff "$T/bad.tar" "$BAD"
 expect_rc 3 "diff with a rejected side"
 grep -q "symlink target escapes archive root" "$T/err" || fail "diff message"
+rc "$W" diff --json "$T/bad.tar" "$BAD"
+expect_rc 3 "diff --json with a rejected side"
+python3 - "$T/out" <<'EOF' || fail "diff --json rejection object: $(cat "$T/out")"
+import json, sys
+o = json.loads(open(sys.argv[1]).read())
+assert o["ok"] is False and o["error"] == "rejected", o
+assert o["member"] == "./sub/out", o
+assert o["reason"] == "symlink target escapes archive root: ../../etc", o
+EOF
 rc "$W" diff --allow-external-symlinks "$T/bad.tar" "$BAD"
 expect_rc 0 "diff --allow-external-symlinks"
 if [ "$(id -u)" = 0 ]; then
