@@ -888,6 +888,13 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 		if (!m->linkname)
 			m->linkname = "";
 		m->linkname_len = strlen(m->linkname);
+		/*
+		 * A symlink needs a target: no filesystem holds an empty one,
+		 * so it could be listed and mounted but never exported (found
+		 * by fuzz_export; tests/data/malformed/symlink-empty-target).
+		 */
+		if (m->type == WSNAP_RAW_SYMLINK && m->linkname_len == 0)
+			return wsnap_error_stream(r->err);
 		/* fall through */
 	case WSNAP_RAW_DIR:
 		/*
