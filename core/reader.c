@@ -74,6 +74,7 @@ struct rd_pax {
 	uint64_t size;
 	bool has_major, has_minor;
 	uint64_t major, minor;
+	bool has_path, has_linkpath; /* per-member 'path', 'linkpath' */
 };
 
 /* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
@@ -599,6 +600,10 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		 */
 		if (global || memchr(v, '\0', vn))
 			return false;
+		if (rd_key_is(k, kn, "path"))
+			px->has_path = true;
+		else if (rd_key_is(k, kn, "linkpath"))
+			px->has_linkpath = true;
 	}
 	return true;
 }
@@ -660,6 +665,7 @@ static bool rd_is_gnu_magic(const unsigned char *h)
 static bool rd_scan_region(const unsigned char *p, size_t len,
 			   struct rd_pax *global, struct rd_scan *s)
 {
+	unsigned longnames = 0, longlinks = 0;
 	size_t pos = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -681,6 +687,15 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 			pos += RD_BLOCK;
 			break;
 		}
+		/*
+		 * One source per name: of two long names GNU tar and
+		 * libarchive take the last, tarfile the first; of a long
+		 * name and a later pax path GNU tar takes the path, tarfile
+		 * and libarchive the long name (tests/data/malformed/
+		 * longname-chained, longlink-chained, longname-and-pax-path).
+		 */
+		if ((tf == 'L' && longnames++) || (tf == 'K' && longlinks++))
+			return false;
 		if (!rd_tar_number(h + 124, 12, &size))
 			return false;
 		padded = (size + RD_BLOCK - 1) & ~(uint64_t)(RD_BLOCK - 1);
@@ -693,6 +708,9 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 		pos += RD_BLOCK + (size_t)padded;
 	}
 	s->tail = len - pos;
+	if ((longnames && s->pax.has_path) ||
+	    (longlinks && s->pax.has_linkpath))
+		return false;
 	if (!rd_tar_number(s->main + 124, 12, &s->stored))
 		return false;
 	if (s->pax.has_size)
