@@ -442,6 +442,18 @@ static bool rd_tar_number(const unsigned char *f, size_t n, uint64_t *out)
 	return true;
 }
 
+/* n consecutive 12-byte numeric fields, each valid (rd_tar_number). */
+static bool rd_tar_numbers(const unsigned char *f, size_t n)
+{
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!rd_tar_number(f + 12 * i, 12, &v))
+			return false;
+	return true;
+}
+
 /* Decimal digits only, at most INT64_MAX. */
 static bool rd_dec(const unsigned char *p, size_t n, uint64_t *out)
 {
@@ -497,9 +509,13 @@ static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
 	return true;
 }
 
-/* Comma-separated decimal numbers (GNU.sparse.map). */
+/* Comma-separated decimal numbers in offset,length pairs (GNU.sparse.map;
+ * libarchive drops an odd last number: tests/data/malformed/
+ * sparse-pax01-odd). */
 static bool rd_dec_list(const unsigned char *p, size_t n)
 {
+	size_t count = 0;
+
 	while (n > 0) {
 		const unsigned char *c = memchr(p, ',', n);
 		size_t len = c ? (size_t)(c - p) : n;
@@ -507,8 +523,9 @@ static bool rd_dec_list(const unsigned char *p, size_t n)
 
 		if (!rd_dec(p, len, &v))
 			return false;
+		count++;
 		if (!c)
-			return true;
+			return count % 2 == 0;
 		p += len + 1;
 		n -= len + 1;
 		if (n == 0)
@@ -711,21 +728,36 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 	if ((longnames && s->pax.has_path) ||
 	    (longlinks && s->pax.has_linkpath))
 		return false;
+	/*
+	 * The prefix field belongs to ustar headers: libarchive and GNU tar
+	 * ignore it elsewhere, tarfile prepends it to any header but GNU
+	 * 'S' (tests/data/malformed/v7-prefix, found by fuzz/tarfile_diff.py).
+	 */
+	if (s->main[156] != 'S' && memcmp(s->main + 257, "ustar\0", 6) != 0 &&
+	    s->main[345] != '\0')
+		return false;
 	if (!rd_tar_number(s->main + 124, 12, &s->stored))
 		return false;
 	if (s->pax.has_size)
 		s->stored = s->pax.size;
 	if (s->main[156] == 'S') {
-		/* old GNU sparse: extension blocks chained by isextended */
+		/* old GNU sparse: extension blocks chained by isextended; its
+		 * numbers checked here, as libarchive caps overflowing ones
+		 * (tests/data/malformed/sparse-gnu-realsize-2p63) */
 		size_t ext = 0;
 		unsigned char more = s->main[482];
 
-		if (!rd_is_gnu_magic(s->main))
+		if (!rd_is_gnu_magic(s->main) ||
+		    !rd_tar_numbers(s->main + 386, 8) ||
+		    !rd_tar_numbers(s->main + 483, 1))
 			return false;
 		while (more) {
-			if (RD_BLOCK * (ext + 1) > s->tail)
+			const unsigned char *b = p + pos + RD_BLOCK * ext;
+
+			if (RD_BLOCK * (ext + 1) > s->tail ||
+			    !rd_tar_numbers(b, 42))
 				return false;
-			more = p[pos + RD_BLOCK * ext + 504];
+			more = b[504];
 			ext++;
 		}
 		return s->tail == RD_BLOCK * ext;
