@@ -82,6 +82,24 @@ enum wsnap_status wsnap_tree_index(int root_fd, const char *label,
 				   struct wsnap_index **out,
 				   struct wsnap_error *err);
 
+/*
+ * Fills m as the walker reports an entry named name (len bytes, "./<rel>")
+ * whose lstat is st: type and typeflag, permission bits, size of a regular
+ * file, mtime; a symlink's target is left for the caller. Also for a view
+ * that must report entries exactly as the walker does (upper.h).
+ */
+void wsnap_tree_member(struct wsnap_raw_member *m, const char *name, size_t len,
+		       const struct stat *st);
+
+/*
+ * The walker's bounds under policy: the most bytes of a "./<rel>" path it
+ * builds (a longer one is 'path too long'), and the most entries of one
+ * directory it lists (one more is 'archive member count exceeds limit',
+ * naming the directory).
+ */
+size_t wsnap_tree_path_max(const struct wsnap_policy *policy);
+uint64_t wsnap_tree_listing_max(const struct wsnap_policy *policy);
+
 /* True when the rel path (normalized) lies within a --skip path. */
 bool wsnap_tree_skipped(const struct wsnap_policy *policy, const char *rel,
 			size_t len);
@@ -104,10 +122,11 @@ enum wsnap_status wsnap_tree_cursor_new(struct wsnap_tree_cursor **out,
  * Opens the regular file at rel (a normalized rel path, as an index node's
  * path) for reading: each directory component with O_DIRECTORY|O_NOFOLLOW,
  * the file with O_NOFOLLOW|O_NONBLOCK (a FIFO swapped in cannot block), then
- * fstat. Returns a descriptor the caller closes, with *st filled, or -1 with
- * err set: WSNAP_IO 'cannot open' (errno), 'not a regular file' when the
- * entry is no longer one. Paths opened in bytewise order open each directory
- * once.
+ * fstat into *st unless st is NULL. Returns a descriptor the caller closes,
+ * or -1 with err set: WSNAP_IO 'cannot open' (errno), 'not a regular file'
+ * when the entry is no longer one (checked only with st: without it, the
+ * caller must notice from reading, as pack does from the size). Paths opened
+ * in bytewise order open each directory once.
  */
 int wsnap_tree_cursor_open(struct wsnap_tree_cursor *c, const char *rel,
 			   struct stat *st, struct wsnap_error *err);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "diff.h"
 #include "index.h"
 #include "pack.h"
 #include "policy.h"
@@ -495,7 +496,15 @@ struct change {
 static void rewrite(void *ctx)
 {
 	struct change *c = ctx;
-	int fd = open(c->path, O_WRONLY | O_TRUNC);
+	int fd;
+
+	if (!c->data) {
+		/* replaced by a FIFO: reading it must not block */
+		assert_int_equal(unlink(c->path), 0);
+		assert_int_equal(mkfifo(c->path, 0644), 0);
+		return;
+	}
+	fd = open(c->path, O_WRONLY | O_TRUNC);
 
 	assert_true(fd >= 0);
 	assert_int_equal(write(fd, c->data, strlen(c->data)),
@@ -547,6 +556,74 @@ static void test_pack_file_shrunk_is_error(void **state)
 static void test_pack_file_emptied_is_error(void **state)
 {
 	check_changed("");
+}
+
+static void test_pack_file_replaced_by_fifo_is_error(void **state)
+{
+	check_changed(NULL);
+}
+
+/* ---- the bytes: through the read-ahead ring, wraps and large files ---- */
+
+static enum wsnap_status count_change(void *ctx,
+				      const struct wsnap_diff_change *c,
+				      struct wsnap_error *err)
+{
+	(*(int *)ctx)++;
+	return WSNAP_OK;
+}
+
+static void test_pack_bytes_exact(void **state)
+{
+	char *d = ts_tempdir();
+	size_t big = (20u << 20) + 12345, i;
+	unsigned char *buf = malloc(big);
+	struct wsnap_policy p;
+	struct wsnap_reader_opts ro = {.keep_data = true};
+	struct wsnap_index *ia = NULL, *id = NULL;
+	struct wsnap_tree_cursor *cur = NULL;
+	struct wsnap_diff_archive arc;
+	struct wsnap_diff_side sa, sd;
+	struct wsnap_error err;
+	int fd = memfd(), root, changes = 0;
+
+	assert_non_null(buf);
+	for (i = 0; i < big; i++)
+		buf[i] = (unsigned char)(i ^ (i >> 9) ^ (i >> 17));
+	ft_mkdir(d, "a");
+	ft_put(d, "a/big", buf, big, 0644);
+	ft_mkdir(d, "b");
+	for (i = 0; i < 3000; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "b/%04zu", i);
+		ft_put(d, name, buf + i * 37, (i * 7919) % 5000, 0644);
+	}
+	ft_put(d, "c", buf + 99, 3u << 20, 0644);
+	free(buf);
+	wsnap_policy_init(&p);
+	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
+	/* the archive holds the directory's bytes, every one of them */
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(wsnap_index_build(&ia, fd, &p, &ro, &err), WSNAP_OK);
+	root = wsnap_tree_open(d, &err);
+	assert_int_equal(wsnap_tree_index(root, d, &p, &id, &err), WSNAP_OK);
+	assert_int_equal(wsnap_tree_cursor_new(&cur, root, d, &err), WSNAP_OK);
+	wsnap_diff_side_archive(&sa, &arc, ia, "packed");
+	wsnap_diff_side_tree(&sd, id, cur);
+	assert_int_equal(wsnap_diff_run(&sa, &sd, NULL, count_change, &changes,
+					NULL, &err),
+			 WSNAP_OK);
+	assert_int_equal(changes, 0);
+	wsnap_diff_archive_release(&arc);
+	wsnap_tree_cursor_free(cur);
+	wsnap_index_free(ia);
+	wsnap_index_free(id);
+	close(root);
+	close(fd);
+	wsnap_policy_release(&p);
+	ts_rmtree(d);
+	free(d);
 }
 
 /* ---- the command: atomic OUT ---- */
@@ -796,6 +873,8 @@ int main(void)
 		cmocka_unit_test(test_pack_file_grown_is_error),
 		cmocka_unit_test(test_pack_file_shrunk_is_error),
 		cmocka_unit_test(test_pack_file_emptied_is_error),
+		cmocka_unit_test(test_pack_file_replaced_by_fifo_is_error),
+		cmocka_unit_test(test_pack_bytes_exact),
 		cmocka_unit_test(test_pack_run_atomic_out),
 		cmocka_unit_test(test_pack_compress_names),
 		cmocka_unit_test(test_pack_result_indexes_with_odd_names),

@@ -119,6 +119,14 @@ int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
 			    unsigned flags, const char *operand_names,
 			    void (*help)(void));
 
+/*
+ * With on, usage errors (wsnap_usage_error, wsnap_opts_bad_option, bad
+ * policy option values) also print {"ok":false,"error":"usage",
+ * "message":"..."} on stdout (cli.md). wsnap_opts_parse_simple turns it on
+ * when --json is anywhere on the command line.
+ */
+void wsnap_opts_usage_json(bool on);
+
 /* Names the running subcommand in messages of wsnap_opts_policy (main.c
  * sets it before dispatching). */
 void wsnap_opts_set_command(const char *name);
