@@ -51,8 +51,10 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 	return fd;
 }
 
-/* Progress on a terminal, for inputs of at least PROGRESS_MIN bytes. */
-#define PROGRESS_MIN	  (64ULL << 20)
+/*
+ * Progress on a terminal for reads that take a while (a large input, or a
+ * small one that decompresses to a lot): bytes of the input read so far.
+ */
 #define PROGRESS_EVERY_NS 200000000LL
 #define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
 
@@ -79,8 +81,6 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	struct progress *pr = ctx;
 	struct timespec now;
 
-	if ((total ? total : done) < PROGRESS_MIN)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (elapsed_ns(&pr->last, &now) <
 	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
