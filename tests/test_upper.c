@@ -490,6 +490,33 @@ static void test_upper_listing_limit(void **state)
 	check_view(s, "archive member count exceeds limit");
 }
 
+/* Skipped names are not listed: 40 entries of which 15 are skipped stay
+ * under the listing bound, and the builder's member count refuses the
+ * first member past the limit, naming it, as with the walker. */
+static void test_upper_listing_skipped(void **state)
+{
+	struct scene *s = *state;
+	struct wsnap_error err;
+	char name[32];
+	int i;
+
+	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
+	ft_rm(s->m, ".wh.hidden");
+	s->p.max_members = 30;
+	ft_mkdir(s->u, "big");
+	ft_mkdir(s->m, "big");
+	for (i = 0; i < 40; i++) {
+		snprintf(name, sizeof(name), "big/f%02d", i);
+		ft_put_str(s->u, name, "x");
+		ft_put_str(s->m, name, "x");
+		if (i % 8 < 3)
+			assert_int_equal(
+				wsnap_policy_add_skip(&s->p, name, &err),
+				WSNAP_OK);
+	}
+	check_view(s, "archive member count exceeds limit");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +536,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_upper_skip, scene_setup,
 						scene_teardown),
 		cmocka_unit_test_setup_teardown(test_upper_listing_limit,
+						scene_setup, scene_teardown),
+		cmocka_unit_test_setup_teardown(test_upper_listing_skipped,
 						scene_setup, scene_teardown),
 	};
 
