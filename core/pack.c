@@ -6,11 +6,16 @@
  *    and the index the builder made of the same members are complete before
  *    the output is created; only members the index holds are written, so
  *    what the policy skipped or refused never reaches the archive;
- *  - entries are written sorted bytewise by rel path (the index's order), so
- *    the output depends on the tree only; the libarchive handle runs under
- *    the C locale, so names are stored the same whatever the environment;
+ *  - entries are written in the index's order (bytewise by rel path), so the
+ *    output depends on the tree only; the libarchive handle runs under the
+ *    C.UTF-8 locale whatever the environment, so names are stored the same
+ *    everywhere (UTF-8 names as pax 'path', other bytes with
+ *    hdrcharset=BINARY);
  *  - a member's header is written with the size the walk saw, and exactly
- *    that many bytes follow it, or the whole output is abandoned.
+ *    that many bytes follow it, or the whole output is abandoned;
+ *  - file bytes are read by one thread (the read-ahead, or this one when it
+ *    cannot start) in the order they are written; memory is bounded by the
+ *    read-ahead ring, whatever the file sizes.
  */
 #include "pack.h"
 
@@ -34,7 +39,7 @@
 #define PACK_BUF (256u << 10)
 
 struct plan_entry {
-	const char *path; /* rel path, "" for the root; set by plan_sort */
+	const char *path; /* rel path, "" for the root; set by plan_build */
 	const char *target;
 	size_t path_off;
 	size_t target_off;

@@ -14,7 +14,8 @@
  *     permission bits as on disk without setuid/setgid/sticky. Files are
  *     opened through the cursor (no link followed) and must keep the size
  *     the walk saw from open to end of file, else 'file changed while being
- *     read' (WSNAP_IO) and the output is abandoned;
+ *     read' (WSNAP_IO) and the output is abandoned. A second thread reads
+ *     the files ahead of the writer (at most 8 MiB ahead);
  *  3. check: the written archive is read back and validated under the same
  *     policy, and must hold the members planned.
  *

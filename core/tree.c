@@ -105,6 +105,21 @@ ssize_t wsnap_tree_read_full(int fd, void *buf, size_t len)
 	return (ssize_t)done;
 }
 
+size_t wsnap_tree_path_max(const struct wsnap_policy *policy)
+{
+	size_t max = policy->max_path_length < TREE_PATH_HARD_MAX
+			     ? (size_t)policy->max_path_length
+			     : TREE_PATH_HARD_MAX;
+
+	return max + 2 + 1 + TREE_NAME_MAX;
+}
+
+uint64_t wsnap_tree_listing_max(const struct wsnap_policy *policy)
+{
+	return policy->max_members < UINT64_MAX ? policy->max_members + 1
+						: policy->max_members;
+}
+
 /* ---- the walker ---- */
 
 struct walk {
@@ -258,8 +273,8 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 	return st;
 }
 
-static void fill_member(struct wsnap_raw_member *m, const char *name,
-			size_t len, const struct stat *st)
+void wsnap_tree_member(struct wsnap_raw_member *m, const char *name, size_t len,
+		       const struct stat *st)
 {
 	memset(m, 0, sizeof(*m));
 	m->name = name;
@@ -304,7 +319,7 @@ static enum wsnap_status walk_entry(struct walk *w, int dfd, const char *name,
 	}
 	if (S_ISSOCK(st.st_mode))
 		return WSNAP_OK;
-	fill_member(&m, w->path, w->len, &st);
+	wsnap_tree_member(&m, w->path, w->len, &st);
 	if (m.type == WSNAP_RAW_SYMLINK) {
 		ssize_t n = readlinkat(dfd, name, w->target,
 				       WSNAP_TREE_MAX_TARGET + 1);
@@ -390,12 +405,8 @@ enum wsnap_status wsnap_tree_walk(int root_fd, const char *label,
 	w.label = label;
 	w.fn = fn;
 	w.ctx = ctx;
-	w.max = policy->max_path_length < TREE_PATH_HARD_MAX
-			? (size_t)policy->max_path_length
-			: TREE_PATH_HARD_MAX;
-	w.max += 2 + 1 + TREE_NAME_MAX;
-	w.max_names = policy->max_members < UINT64_MAX ? policy->max_members + 1
-						       : policy->max_members;
+	w.max = wsnap_tree_path_max(policy);
+	w.max_names = wsnap_tree_listing_max(policy);
 	w.cap = 256;
 	w.path = malloc(w.cap);
 	w.target = malloc(WSNAP_TREE_MAX_TARGET + 1);
@@ -409,7 +420,7 @@ enum wsnap_status wsnap_tree_walk(int root_fd, const char *label,
 		s = wsnap_error_io(err, errno, label, "cannot stat");
 		goto out;
 	}
-	fill_member(&m, w.path, w.len, &st);
+	wsnap_tree_member(&m, w.path, w.len, &st);
 	s = fn(ctx, &m, err);
 	if (s == WSNAP_OK)
 		s = walk_dir(&w, root_fd, 0, err);

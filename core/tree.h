@@ -82,6 +82,24 @@ enum wsnap_status wsnap_tree_index(int root_fd, const char *label,
 				   struct wsnap_index **out,
 				   struct wsnap_error *err);
 
+/*
+ * Fills m as the walker reports an entry named name (len bytes, "./<rel>")
+ * whose lstat is st: type and typeflag, permission bits, size of a regular
+ * file, mtime; a symlink's target is left for the caller. Also for a view
+ * that must report entries exactly as the walker does (upper.h).
+ */
+void wsnap_tree_member(struct wsnap_raw_member *m, const char *name, size_t len,
+		       const struct stat *st);
+
+/*
+ * The walker's bounds under policy: the most bytes of a "./<rel>" path it
+ * builds (a longer one is 'path too long'), and the most entries of one
+ * directory it lists (one more is 'archive member count exceeds limit',
+ * naming the directory).
+ */
+size_t wsnap_tree_path_max(const struct wsnap_policy *policy);
+uint64_t wsnap_tree_listing_max(const struct wsnap_policy *policy);
+
 /* True when the rel path (normalized) lies within a --skip path. */
 bool wsnap_tree_skipped(const struct wsnap_policy *policy, const char *rel,
 			size_t len);

@@ -11,7 +11,9 @@
 #
 # Crashes, leaks, timeouts and OOMs are written to build-fuzz/artifacts/
 # TARGET/ and make the script fail; reproduce one with
-# 'build-fuzz/fuzz/TARGET FILE'.
+# 'build-fuzz/fuzz/TARGET FILE'. Afterwards fuzz/tarfile_diff.py compares
+# wsnap with Python's tarfile on every input of the corpus that wsnap
+# accepts; a difference fails the script too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -50,4 +52,11 @@ for t in "${targets[@]}"; do
 		status=1
 	fi
 done
+# Parser differentials: whatever wsnap accepts, Python's tarfile (the
+# reference's reader) must read alike, over the seeds and what was found.
+if [ -d "$corpus_root/fuzz_index" ]; then
+	echo "== tarfile_diff over the fuzz_index corpus"
+	python3 fuzz/tarfile_diff.py "$dir/tools/wsnap" fuzz/corpus/seed \
+		"$corpus_root/fuzz_index" || status=1
+fi
 exit $status

@@ -257,6 +257,9 @@ run 2 "$W" ls -x gnu.tar &&
 run 2 "$W" check gnu.tar --skip &&
 	expect_err "wsnap: check: option '--skip' needs an argument (see 'wsnap check --help')"
 run 2 "$W" ls --json=1 gnu.tar
+run 2 "$W" check --bogus gnu.tar --json
+python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "error": "usage", "message": "option '"'"'--bogus'"'"' is not known"}, o' <out ||
+	fail "usage --json: $(cat out)"
 for bad in abc -1 +1 ' 1' 1x 0x10 '' 18446744073709551616 4294967295 1K; do
 	run 2 "$W" check --max-members "$bad" gnu.tar ||
 		fail "--max-members '$bad' accepted"

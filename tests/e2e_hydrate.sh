@@ -9,21 +9,7 @@
 # changed alike; unmount leaves no mount and no state; an unsafe archive and
 # a non-empty workspace are refused; busy, --lazy, --upper kept and reused;
 # daemons killed with SIGKILL are cleared by 'wsnap unmount'.
-. "$(dirname "$0")/mount_lib.sh"
-
-W=$WSNAP_BIN
-hh=$WSNAP_SOURCE_DIR/tests/hydrate_helper.py
-python3 "$helper" make "$work"
-ar=$work/snap.tar
-
-kinds=
-[ "$(id -u)" = 0 ] && kinds=kernel
-if command -v fuse-overlayfs >/dev/null; then
-	kinds="$kinds fuse"
-elif [ "${WSNAP_REQUIRE_FUSE:-0}" = 1 ]; then
-	fail "fuse-overlayfs missing and WSNAP_REQUIRE_FUSE=1"
-fi
-[ -n "$kinds" ] || { echo "SKIP: $name: no overlay can be mounted"; exit 0; }
+. "$(dirname "$0")/hydrate_lib.sh"
 
 # implemented CMD: false while CMD is still a stub on main
 implemented() {
@@ -32,7 +18,6 @@ implemented() {
 	case $out in *"not implemented yet"*) return 1 ;; esac
 }
 
-state_of() { echo "$(dirname "$1")/.$(basename "$1").wsnap"; }
 type_at() { awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); t = $(i + 1) }
 	END { print t }' /proc/self/mountinfo; }
 mounts_under() { awk -v w="$1" 'index($5, w) == 1' /proc/self/mountinfo |
@@ -132,6 +117,7 @@ for kind in $kinds; do
 	expected_diff >"$work/diff.want"
 	diff -u "$work/diff.want" "$work/diff.out" >&2 ||
 		fail "$kind: diff of the workspace is not the changes made"
+	same_as_full "$ws"
 
 	# ---- pack: the next snapshot ----
 	expect_rc 0 "$W" pack "$ws" "$work/next-$kind.tar"

@@ -14,17 +14,8 @@ for ar in snap.tar snap.tar.gz snap.tar.xz snap.tar.bz2 snap.tar.zst; do
 	is_mounted "$mnt" || fail "$ar: mount returned but nothing is mounted"
 	grep -F " $mnt " /proc/self/mountinfo | grep -q ' fuse.wsnap ' ||
 		fail "$ar: not a fuse.wsnap mount"
-	lsjson=$work/ls.json
-	rc=0
-	"$WSNAP_BIN" ls --json "$work/$ar" >"$lsjson" 2>"$work/stderr" || rc=$?
-	if [ $rc -ne 0 ] && grep -q "not implemented yet" "$work/stderr"; then
-		# TODO(mount): drop once 'wsnap ls' is on main
-		echo "note: wsnap ls not implemented yet: compared with the archive only"
-		lsjson=
-	elif [ $rc -ne 0 ]; then
-		fail "wsnap ls --json $ar exited $rc: $(cat "$work/stderr")"
-	fi
-	python3 "$helper" compare "$work/$ar" "$mnt" $lsjson ||
+	expect_rc 0 "$WSNAP_BIN" ls --json "$work/$ar" >"$work/ls.json"
+	python3 "$helper" compare "$work/$ar" "$mnt" "$work/ls.json" ||
 		fail "$ar: mount differs from the archive"
 	[ "$ar" = snap.tar ] && { python3 "$helper" erofs "$mnt" ||
 		fail "writes did not fail with EROFS"; }

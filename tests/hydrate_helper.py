@@ -13,6 +13,10 @@
                     directories (for the figures)
   touch100 WS N     changes 100 files of the workspace of a 'many' snapshot
                     of N files
+  churn WS SEED N   N random changes through the workspace: files written,
+                    appended, rewritten alike, truncated, chmod'ed, touched,
+                    removed, renamed (also over others), made symlinks;
+                    directories made, removed, renamed, replaced
 
 Exit status 0 when all is well; a message and 1 otherwise.
 """
@@ -148,6 +152,124 @@ def touch100(ws, n):
             f.write(b"changed\n")
 
 
+def _nodes(ws):
+    files, dirs = [], []
+    for root, ds, fs in os.walk(ws):
+        rel = os.path.relpath(root, ws)
+        rel = "" if rel == "." else rel
+        for d in ds:
+            p = os.path.join(rel, d)
+            (files if os.path.islink(os.path.join(ws, p)) else dirs).append(p)
+        for f in fs:
+            files.append(os.path.join(rel, f))
+    return sorted(files), sorted(dirs)
+
+
+def churn(ws, seed, n):
+    """random changes; each kind of overlay bookkeeping gets exercised"""
+    import random
+    import shutil
+    rnd = random.Random(seed)
+    done = 0
+    while done < n:
+        files, dirs = _nodes(ws)
+        regular = [f for f in files
+                   if not os.path.islink(os.path.join(ws, f))]
+        # removing big trees would soon leave nothing of the lower layer
+        small = [d for d in dirs
+                 if sum(len(x) + len(y) for _, x, y in
+                        os.walk(os.path.join(ws, d))) <= 3]
+        op = rnd.randrange(16)
+        pick_dir = rnd.choice([""] + dirs)
+        new = os.path.join(pick_dir, "n%d-%d" % (seed, done))
+        full = lambda p: os.path.join(ws, p)  # noqa: E731
+        try:
+            if op == 0:
+                with open(full(new), "wb") as f:
+                    f.write(rnd.randbytes(rnd.randrange(0, 3000)))
+            elif op == 1 and regular:
+                with open(full(rnd.choice(regular)), "ab") as f:
+                    f.write(b"+")
+            elif op == 2 and regular:
+                p = full(rnd.choice(regular))
+                with open(p, "rb") as f:
+                    data = f.read()
+                with open(p, "wb") as f:
+                    f.write(data)
+            elif op == 3 and regular:
+                os.truncate(full(rnd.choice(regular)), rnd.randrange(0, 10))
+            elif op == 4 and regular:
+                os.chmod(full(rnd.choice(regular)),
+                         rnd.choice([0o600, 0o644, 0o700, 0o755, 0o400]))
+            elif op == 5 and files:
+                os.utime(full(rnd.choice(files)), (1600000000, 1600000000),
+                         follow_symlinks=False)
+            elif op == 6 and files:
+                os.unlink(full(rnd.choice(files)))
+            elif op == 7 and small:
+                shutil.rmtree(full(rnd.choice(small)))
+            elif op == 8:
+                os.mkdir(full(new))
+            elif op == 9 and files:
+                src = rnd.choice(files)
+                dst = rnd.choice([new] + files)
+                os.rename(full(src), full(dst))
+            elif op == 10 and dirs:
+                src = rnd.choice(dirs)
+                dst = os.path.join(rnd.choice([""] + dirs),
+                                   "r%d-%d" % (seed, done))
+                if (dst + "/").startswith(src + "/"):
+                    continue
+                try:
+                    os.rename(full(src), full(dst))
+                except OSError:
+                    # fuse-overlayfs: EXDEV for a directory of the lower
+                    # layer; tools copy then
+                    shutil.move(full(src), full(dst))
+            elif op == 11 and regular:
+                p = rnd.choice(regular)
+                os.unlink(full(p))
+                target = os.path.relpath(
+                    rnd.choice(regular or [p]), os.path.dirname(p) or ".")
+                os.symlink(target, full(p))
+            elif op == 12 and small:
+                d = rnd.choice(small)
+                shutil.rmtree(full(d))
+                with open(full(d), "wb") as f:
+                    f.write(b"was a directory\n")
+            elif op == 13 and regular:
+                p = rnd.choice(regular)
+                os.unlink(full(p))
+                os.mkdir(full(p))
+                with open(full(os.path.join(p, "inner")), "wb") as f:
+                    f.write(b"inner\n")
+            elif op == 14 and small:
+                d = rnd.choice(small)
+                shutil.rmtree(full(d))
+                os.mkdir(full(d))
+                with open(full(os.path.join(d, "again")), "wb") as f:
+                    f.write(b"again\n")
+            elif op == 15 and dirs:
+                os.chmod(full(rnd.choice(dirs)), rnd.choice([0o700, 0o755]))
+            else:
+                continue
+        except FileNotFoundError:
+            continue
+        done += 1
+    # symlinks moved to a shallower directory may now leave the snapshot:
+    # the policy would reject the whole workspace, alike on both paths;
+    # they go, so that the next rounds compare something
+    files, _ = _nodes(ws)
+    for p in files:
+        if os.path.islink(os.path.join(ws, p)):
+            t = os.path.normpath(os.path.join(os.path.dirname(p),
+                                              os.readlink(os.path.join(ws,
+                                                                       p))))
+            if t == ".." or t.startswith("../") or os.path.isabs(t):
+                os.unlink(os.path.join(ws, p))
+    print("churn: %d changes" % done)
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "compare":
@@ -158,6 +280,8 @@ def main(argv):
         daemon_pid(argv[2])
     elif cmd == "many":
         many(argv[2], int(argv[3]))
+    elif cmd == "churn":
+        churn(argv[2], int(argv[3]), int(argv[4]))
     elif cmd == "touch100":
         touch100(argv[2], int(argv[3]))
     else:

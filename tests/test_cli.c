@@ -552,6 +552,47 @@ static void test_cli_parse_simple(void **state)
 	assert_int_equal(parse_simple(&cl, 3, a7, 0, &c), -1);
 	assert_string_equal(cl.operands[0], "-");
 	wsnap_policy_release(&cl.policy);
+	assert_string_equal(c.stdout_text, "");
+}
+
+/* With --json anywhere, a usage error is a JSON object on stdout too. */
+static void test_cli_usage_error_json(void **state)
+{
+	char *a1[] = {"check", "--bogus", "x.tar", "--json", NULL};
+	char *a2[] = {"check", "--max-depth", "1x", "--json", "x.tar", NULL};
+	char *a3[] = {"check", "--", "--json", NULL};
+	struct wsnap_cmdline cl;
+	struct capture c;
+
+	assert_int_equal(parse_simple(&cl, 4, a1, 0, &c), 2);
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
+			    "\"option '--bogus' is not known\"}\n");
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: option '--bogus' is not known (see "
+			    "'wsnap check --help')\n");
+	wsnap_policy_release(&cl.policy);
+	wsnap_opts_usage_json(false);
+
+	wsnap_opts_set_command("check");
+	assert_int_equal(parse_simple(&cl, 5, a2, 0, &c), 2);
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
+			    "\"invalid --max-depth '1x': want a whole number "
+			    "from 0 to 2097152\"}\n");
+	wsnap_policy_release(&cl.policy);
+	wsnap_opts_usage_json(false);
+	wsnap_opts_set_command(NULL);
+
+	/* after '--' it is an operand, not the option */
+	assert_int_equal(parse_simple(&cl, 3, a3, 0, &c), -1);
+	assert_string_equal(cl.operands[0], "--json");
+	assert_false(cl.json);
+	wsnap_policy_release(&cl.policy);
+	capture_begin(&c);
+	wsnap_usage_error("check", "x");
+	capture_end(&c);
+	assert_string_equal(c.stdout_text, "");
 }
 
 int main(void)
@@ -571,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_cli_usage_error_one_line),
 		cmocka_unit_test(test_cli_bad_options_named),
 		cmocka_unit_test(test_cli_parse_simple),
+		cmocka_unit_test(test_cli_usage_error_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,9 +1,11 @@
 /*
- * wsnap diff [POLICY] [--json] [--stat] [--mtime] A B
+ * wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] A B
  *
  * Each side is a directory (read by the walker, tree.h) or an archive
  * ('-' is standard input); both are read under the policy and compared by
  * the engine (diff.h). This file only parses, loads the sides and prints.
+ * A directory B that is a workspace hydrated from archive A is read from
+ * its upper directory instead (hydrate.h), unless --full.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -16,6 +18,7 @@
 
 #include "commands.h"
 #include "diff.h"
+#include "hydrate.h"
 #include "json.h"
 #include "opts.h"
 #include "tree.h"
@@ -27,10 +30,12 @@
 enum {
 	OPT_STAT = WSNAP_OPT_FIRST_PRIVATE,
 	OPT_MTIME,
+	OPT_FULL,
 };
 
 static const char diff_usage[] =
-	"usage: wsnap diff [POLICY] [--json] [--stat] [--mtime] A B\n"
+	"usage: wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] [-v] "
+	"A B\n"
 	"\n"
 	"Compares two snapshots, each an archive ('-' for standard input) or "
 	"a directory\n"
@@ -44,6 +49,12 @@ static const char diff_usage[] =
 	"size, target)\n"
 	"  --stat    a closing summary line\n"
 	"  --mtime   a different mtime is a difference too\n"
+	"  -v        say on standard error how each side was read\n"
+	"  --full    read a workspace hydrated from A through its overlay "
+	"like any\n"
+	"            directory (by default only its upper directory is read: "
+	"the\n"
+	"            same answer, at a cost that grows with the changes)\n"
 	"\n"
 	"exit status: 0 identical, 1 different, 2 usage, 3 rejected, 4 I/O "
 	"error\n";
@@ -165,6 +176,40 @@ static enum wsnap_status load_both(struct side *a, struct side *b,
 	return s;
 }
 
+/* -v: how each side is read, on stderr, before it is. */
+static void say_sides(const struct side *a, const struct side *b,
+		      const struct wsnap_hydrate_diff *hyd)
+{
+	const struct side *sides[] = {a, b};
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		fprintf(stderr, "wsnap: diff: %c: ", i ? 'B' : 'A');
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, sides[i]->arg,
+				  strlen(sides[i]->arg));
+		fprintf(stderr, " read %s\n",
+			i && hyd->upper_fd >= 0 ? "from its upper directory"
+			: is_directory(sides[i]->arg) ? "as a directory"
+						      : "as an archive");
+	}
+}
+
+/* -v: what reading the upper directory took. */
+static void say_upper(const struct wsnap_hydrate_diff *hyd)
+{
+	struct wsnap_upper_stats us;
+
+	if (!hyd->view)
+		return;
+	wsnap_upper_stats(hyd->view, &us);
+	fprintf(stderr,
+		"wsnap: diff: upper directory: %" PRIu64 " entries, %" PRIu64
+		" whiteouts, %" PRIu64 " opaque, %" PRIu64
+		" redirects; %" PRIu64 " nodes from the archive\n",
+		us.upper_entries, us.whiteouts, us.opaque_dirs, us.redirects,
+		us.lower_nodes);
+}
+
 static const char *type_name(const struct wsnap_node *n)
 {
 	switch (n->type) {
@@ -248,6 +293,8 @@ int wsnap_cmd_diff(int argc, char **argv)
 		{"json", no_argument, NULL, WSNAP_OPT_JSON},
 		{"stat", no_argument, NULL, OPT_STAT},
 		{"mtime", no_argument, NULL, OPT_MTIME},
+		{"full", no_argument, NULL, OPT_FULL},
+		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, WSNAP_OPT_HELP},
 		{NULL, 0, NULL, 0},
 	};
@@ -257,8 +304,9 @@ int wsnap_cmd_diff(int argc, char **argv)
 	struct wsnap_diff_stats stats;
 	struct printer pr = {0};
 	struct side sa = {.dir_fd = -1}, sb = {.dir_fd = -1};
+	struct wsnap_hydrate_diff hyd = {.upper_fd = -1};
 	struct wsnap_error err;
-	bool stat = false;
+	bool stat = false, full = false, verbose = false;
 	int opt, rc;
 	enum wsnap_status s;
 
@@ -266,7 +314,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 	wsnap_policy_init(&policy);
 	wsnap_error_clear(&err);
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
 		int r;
 
 		switch (opt) {
@@ -278,6 +326,12 @@ int wsnap_cmd_diff(int argc, char **argv)
 			continue;
 		case OPT_MTIME:
 			dopts.mtime = true;
+			continue;
+		case OPT_FULL:
+			full = true;
+			continue;
+		case 'v':
+			verbose = true;
 			continue;
 		case 'h':
 		case WSNAP_OPT_HELP:
@@ -309,7 +363,22 @@ int wsnap_cmd_diff(int argc, char **argv)
 		rc = wsnap_usage_error(CMD, "only one side can be '-'");
 		goto out;
 	}
-	s = load_both(&sa, &sb, &policy, &err);
+	if (!full)
+		wsnap_hydrate_diff_check(&hyd, sa.arg, sb.arg, &policy);
+	if (verbose)
+		say_sides(&sa, &sb, &hyd);
+	if (hyd.upper_fd >= 0) {
+		/* B is A's lower layer plus its upper directory */
+		s = side_load(&sa, &policy, true, &err);
+		if (s == WSNAP_OK)
+			s = wsnap_hydrate_diff_side(&hyd, sa.idx, sb.arg,
+						    sa.arg, &policy, &sb.side,
+						    &err);
+	} else {
+		s = load_both(&sa, &sb, &policy, &err);
+	}
+	if (s == WSNAP_OK && verbose)
+		say_upper(&hyd);
 	if (s == WSNAP_OK)
 		s = wsnap_diff_run(&sa.side, &sb.side, &dopts, print_change,
 				   &pr, &stats, &err);
@@ -324,6 +393,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 	if (rc == 0)
 		rc = wsnap_diff_total(&stats) ? 1 : 0;
 out:
+	wsnap_hydrate_diff_release(&hyd);
 	side_release(&sa);
 	side_release(&sb);
 	wsnap_policy_release(&policy);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hash.h"
@@ -40,6 +41,11 @@
 /* mount(2) takes its options in one page. */
 #define OVERLAY_OPTS_MAX   4096
 #define OVERLAY_FIXED_OPTS "redirect_dir=on,index=off,metacopy=off"
+
+/* How long the snapshot may stay busy after fuse-overlayfs was unmounted
+ * (its process leaving): LOWER_RETRIES times LOWER_RETRY_NS. */
+#define LOWER_RETRIES  100
+#define LOWER_RETRY_NS 50000000L
 
 /* Deepest directory tree removal descends into. */
 #define REMOVE_MAX_DEPTH 4096
@@ -765,6 +771,27 @@ static enum wsnap_status unmount_overlay(const struct wsnap_hydrate_state *st,
 	return WSNAP_OK;
 }
 
+/*
+ * The snapshot under the overlay. fuse-overlayfs leaves once unmounted,
+ * but not at once: until its process is gone it holds the lower directory
+ * open, and the snapshot answers EBUSY for a while.
+ */
+static enum wsnap_status unmount_lower(const struct wsnap_hydrate_state *st,
+				       bool lazy, struct wsnap_error *err)
+{
+	const struct timespec pause = {0, LOWER_RETRY_NS};
+	enum wsnap_status status;
+	int tries = 0;
+
+	for (;;) {
+		status = wsnap_mounts_fusermount(st->lower, lazy, err);
+		if (status == WSNAP_OK || err->errnum != EBUSY ||
+		    st->kind != WSNAP_OVERLAY_FUSE || ++tries > LOWER_RETRIES)
+			return status;
+		nanosleep(&pause, NULL);
+	}
+}
+
 enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err)
 {
@@ -782,7 +809,7 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 		return wsnap_error_io(err, 0, st->lower,
 				      "not a wsnap mount at");
 	if (n == 1) {
-		status = wsnap_mounts_fusermount(st->lower, lazy, err);
+		status = unmount_lower(st, lazy, err);
 		if (status != WSNAP_OK)
 			return status;
 	}
@@ -825,4 +852,80 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
 	*status = wsnap_hydrate_teardown(&st, lazy, err);
 	wsnap_hydrate_state_release(&st);
 	return 1;
+}
+
+/* ---- diff from the upper directory ---- */
+
+/* True when the topmost mount at path has type fstype. */
+static bool mounted_as(const char *path, const char *fstype)
+{
+	static struct wsnap_error ignored; /* large: not on the stack */
+	char top[WSNAP_FSTYPE_MAX];
+
+	return wsnap_mounts_type_at(path, top, sizeof(top), &ignored) == 1 &&
+	       strcmp(top, fstype) == 0;
+}
+
+int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
+			     const char *path,
+			     const struct wsnap_policy *policy)
+{
+	static struct wsnap_error ignored; /* large: not on the stack */
+	char pid[WSNAP_HYDRATE_POLICY_ID_LEN + 1];
+	struct wsnap_hydrate_archive_id now;
+	struct wsnap_hydrate_state st;
+	char *abs;
+	int rc;
+
+	hd->upper_fd = -1;
+	hd->view = NULL;
+	if (strcmp(archive, "-") == 0)
+		return 0;
+	abs = realpath(path, NULL);
+	if (!abs)
+		return 0; /* the full comparison reports it */
+	rc = wsnap_hydrate_state_load(&st, abs, &ignored);
+	free(abs);
+	if (rc != 1)
+		return 0;
+	wsnap_hydrate_policy_id(policy, pid);
+	if (strcmp(pid, st.policy) == 0 &&
+	    wsnap_hydrate_archive_id(archive, &now, &ignored) == WSNAP_OK &&
+	    wsnap_hydrate_archive_same(&st.arc, &now) &&
+	    mounted_as(st.workspace, overlay_fstype(st.kind)) &&
+	    mounted_as(st.lower, "fuse.wsnap")) {
+		hd->fmt = st.kind == WSNAP_OVERLAY_KERNEL
+				  ? WSNAP_UPPER_OVERLAYFS
+				  : WSNAP_UPPER_FUSE_OVERLAYFS;
+		hd->upper_fd =
+			open(st.upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	}
+	wsnap_hydrate_state_release(&st);
+	return hd->upper_fd >= 0;
+}
+
+enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
+					  const struct wsnap_index *idx,
+					  const char *label,
+					  const char *archive_label,
+					  const struct wsnap_policy *policy,
+					  struct wsnap_diff_side *side,
+					  struct wsnap_error *err)
+{
+	enum wsnap_status s;
+
+	s = wsnap_upper_new(&hd->view, idx, hd->upper_fd, hd->fmt, label,
+			    archive_label, policy, err);
+	if (s == WSNAP_OK)
+		wsnap_upper_diff_side(hd->view, side);
+	return s;
+}
+
+void wsnap_hydrate_diff_release(struct wsnap_hydrate_diff *hd)
+{
+	wsnap_upper_free(hd->view);
+	hd->view = NULL;
+	if (hd->upper_fd >= 0)
+		close(hd->upper_fd);
+	hd->upper_fd = -1;
 }

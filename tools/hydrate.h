@@ -37,8 +37,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "diff.h"
 #include "error.h"
+#include "index.h"
 #include "policy.h"
+#include "upper.h"
 
 enum wsnap_overlay {
 	WSNAP_OVERLAY_AUTO = 0, /* kernel where permitted, else fuse */
@@ -146,5 +149,46 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
  */
 int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
 			  struct wsnap_error *err);
+
+/*
+ * Side B of 'wsnap diff ARCHIVE WORKSPACE' computed from the upper
+ * directory (upper.h) instead of read through the overlay. It is used only
+ * when it gives the full comparison's answer: the path resolves to a
+ * hydrated workspace whose overlay and snapshot are mounted, hydrated from
+ * the very file ARCHIVE names (same device, inode, size, mtime and ctime)
+ * under a policy with the same fingerprint, so that side A's index is the
+ * workspace's lower layer.
+ */
+struct wsnap_hydrate_diff {
+	int upper_fd;
+	enum wsnap_upper_format fmt;
+	struct wsnap_upper *view;
+};
+
+/*
+ * Whether path is such a workspace of archive under policy: 1 (then the
+ * upper directory is open in hd), else 0. Never fails: anything amiss
+ * means the full comparison. hd must be released in every case.
+ */
+int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
+			     const char *path,
+			     const struct wsnap_policy *policy);
+
+/*
+ * After a check that said 1: the merged view over idx (side A's index,
+ * built from archive under policy; both must outlive hd) and *side over
+ * it. label names the workspace in messages, archive_label the archive.
+ * Errors: the walker's and builder's for the merged tree (as the full
+ * comparison would report them), WSNAP_IO.
+ */
+enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
+					  const struct wsnap_index *idx,
+					  const char *label,
+					  const char *archive_label,
+					  const struct wsnap_policy *policy,
+					  struct wsnap_diff_side *side,
+					  struct wsnap_error *err);
+
+void wsnap_hydrate_diff_release(struct wsnap_hydrate_diff *hd);
 
 #endif

@@ -51,8 +51,10 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 	return fd;
 }
 
-/* Progress on a terminal, for inputs of at least PROGRESS_MIN bytes. */
-#define PROGRESS_MIN	  (64ULL << 20)
+/*
+ * Progress on a terminal for reads that take a while (a large input, or a
+ * small one that decompresses to a lot): bytes of the input read so far.
+ */
 #define PROGRESS_EVERY_NS 200000000LL
 #define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
 
@@ -79,8 +81,6 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	struct progress *pr = ctx;
 	struct timespec now;
 
-	if ((total ? total : done) < PROGRESS_MIN)
-		return;
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (elapsed_ns(&pr->last, &now) <
 	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
@@ -100,20 +100,16 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-enum wsnap_status wsnap_load_index(const char *path,
-				   const struct wsnap_policy *policy,
-				   bool keep_data, struct wsnap_index **out,
-				   struct wsnap_error *err)
+enum wsnap_status wsnap_build_index(int fd, const char *path,
+				    const struct wsnap_policy *policy,
+				    bool keep_data, struct wsnap_index **out,
+				    struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
-	int fd;
 
 	*out = NULL;
-	fd = wsnap_open_archive(path, err);
-	if (fd < 0)
-		return err->status;
 	if (isatty(STDERR_FILENO)) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
@@ -124,8 +120,24 @@ enum wsnap_status wsnap_load_index(const char *path,
 		fputs("\r\033[K", stderr);
 		fflush(stderr);
 	}
-	close(fd);
 	if (st != WSNAP_OK)
 		*out = NULL;
+	return st;
+}
+
+enum wsnap_status wsnap_load_index(const char *path,
+				   const struct wsnap_policy *policy,
+				   bool keep_data, struct wsnap_index **out,
+				   struct wsnap_error *err)
+{
+	enum wsnap_status st;
+	int fd;
+
+	*out = NULL;
+	fd = wsnap_open_archive(path, err);
+	if (fd < 0)
+		return err->status;
+	st = wsnap_build_index(fd, path, policy, keep_data, out, err);
+	close(fd);
 	return st;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "json.h"
 
 const char wsnap_policy_help[] =
@@ -42,34 +43,52 @@ void wsnap_opts_set_command(const char *name)
 	command_name = name;
 }
 
-/* 'wsnap: ' or 'wsnap: CMD: ' */
-static void prefix(FILE *f, const char *cmd)
+/* Usage errors also go to stdout as JSON; see wsnap_opts_usage_json. */
+static bool usage_json;
+
+void wsnap_opts_usage_json(bool on)
 {
-	fputs("wsnap: ", f);
-	if (cmd) {
-		fputs(cmd, f);
-		fputs(": ", f);
-	}
+	usage_json = on;
 }
 
-static void help_hint(FILE *f, const char *cmd)
+/* Longest message of a usage error; longer ones are cut. */
+#define USAGE_MESSAGE_MAX 1024
+
+static int usage_v(const char *cmd, const char *fmt, va_list ap)
 {
+	char msg[USAGE_MESSAGE_MAX];
+	struct wsnap_json j;
+	int n;
+
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	if (n < 0)
+		msg[0] = '\0';
+	fflush(stdout);
 	if (cmd)
-		fprintf(f, " (see 'wsnap %s --help')\n", cmd);
+		fprintf(stderr, "wsnap: %s: %s (see 'wsnap %s --help')\n", cmd,
+			msg, cmd);
 	else
-		fputs(" (see 'wsnap --help')\n", f);
+		fprintf(stderr, "wsnap: %s (see 'wsnap --help')\n", msg);
+	if (usage_json) {
+		wsnap_json_begin(&j, stdout);
+		wsnap_json_bool(&j, "ok", false);
+		wsnap_json_cstring(&j, "error", "usage");
+		wsnap_json_cstring(&j, "message", msg);
+		wsnap_json_end(&j);
+		fflush(stdout);
+	}
+	return WSNAP_USAGE;
 }
 
 int wsnap_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
+	int rc;
 
-	prefix(stderr, cmd);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	rc = usage_v(cmd, fmt, ap);
 	va_end(ap);
-	help_hint(stderr, cmd);
-	return WSNAP_USAGE;
+	return rc;
 }
 
 int wsnap_opts_bad_option(const char *cmd, int c, char *const argv[])
@@ -111,6 +130,10 @@ int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
 
 	memset(cl, 0, sizeof(*cl));
 	wsnap_policy_init(&cl->policy);
+	/* --json anywhere makes usage errors JSON too, even before it */
+	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
+		if (strcmp(argv[c], "--json") == 0)
+			wsnap_opts_usage_json(true);
 	for (p = operand_names; *p; p++)
 		want += *p == ' ';
 	opterr = 0;
@@ -253,19 +276,24 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
 		if (l->opt != opt)
 			continue;
 		if (!parse_number(arg, l->kind, l->max, &v)) {
-			prefix(stderr, command_name);
-			fprintf(stderr, "invalid %s ", l->name);
-			wsnap_put_escaped(stderr, WSNAP_ESC_REPR, arg,
-					  strlen(arg));
+			/* the value quoted and escaped, cut if very long */
+			char quoted[WSNAP_ESCAPE_CAP(64)];
+
+			wsnap_escape_repr(quoted, arg, strnlen(arg, 64));
 			if (l->kind == NUMBER_BYTES)
-				fputs(": want a number of bytes such as 1000, "
-				      "64K, 1M, 64G, or 'unlimited'",
-				      stderr);
+				wsnap_usage_error(
+					command_name,
+					"invalid %s %s: want a number of "
+					"bytes such as 1000, 64K, 1M, 64G, "
+					"or 'unlimited'",
+					l->name, quoted);
 			else
-				fprintf(stderr,
-					": want a whole number from 0 to %llu",
+				wsnap_usage_error(
+					command_name,
+					"invalid %s %s: want a whole number "
+					"from 0 to %llu",
+					l->name, quoted,
 					(unsigned long long)l->max);
-			help_hint(stderr, command_name);
 			return -1;
 		}
 		memcpy((char *)p + l->field, &v, sizeof(v));
@@ -296,12 +324,12 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
 	if (st == WSNAP_OK)
 		return 1;
 	if (st == WSNAP_USAGE) {
-		prefix(stderr, command_name);
-		wsnap_put_escaped(stderr, WSNAP_ESC_BARE, err.reason,
-				  strlen(err.reason));
-		help_hint(stderr, command_name);
+		char reason[WSNAP_ESCAPE_CAP(256)];
+
+		wsnap_escape_bare(reason, err.reason, strnlen(err.reason, 256));
+		wsnap_usage_error(command_name, "%s", reason);
 	} else {
-		wsnap_report(&err, false);
+		wsnap_report(&err, usage_json);
 	}
 	return -1;
 }

@@ -119,6 +119,14 @@ int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
 			    unsigned flags, const char *operand_names,
 			    void (*help)(void));
 
+/*
+ * With on, usage errors (wsnap_usage_error, wsnap_opts_bad_option, bad
+ * policy option values) also print {"ok":false,"error":"usage",
+ * "message":"..."} on stdout (cli.md). wsnap_opts_parse_simple turns it on
+ * when --json is anywhere on the command line.
+ */
+void wsnap_opts_usage_json(bool on);
+
 /* Names the running subcommand in messages of wsnap_opts_policy (main.c
  * sets it before dispatching). */
 void wsnap_opts_set_command(const char *name);
@@ -137,6 +145,17 @@ enum wsnap_status wsnap_load_index(const char *path,
 				   const struct wsnap_policy *policy,
 				   bool keep_data, struct wsnap_index **out,
 				   struct wsnap_error *err);
+
+/*
+ * wsnap_load_index on an archive the caller opened (wsnap_open_archive) and
+ * keeps: fd is read (see wsnap_index_build) but not closed; path names it in
+ * the progress line. For a caller that reads the archive again afterwards
+ * (export re-reads a compressed file instead of spilling it).
+ */
+enum wsnap_status wsnap_build_index(int fd, const char *path,
+				    const struct wsnap_policy *policy,
+				    bool keep_data, struct wsnap_index **out,
+				    struct wsnap_error *err);
 
 /*
  * Flushes f and reports a write error on it ("cannot write 'standard

@@ -269,6 +269,17 @@ def gen_sizes():
     case("prefix-absolute.tar",
          t.file("passwd", b"1", prefix="/etc") + t.end(), 3,
          rej("/etc/passwd", "absolute path"))
+    # the prefix field belongs to ustar headers: libarchive and GNU tar
+    # ignore it in a header without the ustar magic, Python's tarfile (the
+    # reference's reader) prepends it anyway
+    case("v7-prefix.tar",
+         t.file("passwd", b"1", prefix="../../etc", magic=b"\0" * 8) +
+         t.end(), 3, INVALID,
+         why="no ustar magic but a prefix: tarfile reads "
+         "'../../etc/passwd', libarchive 'passwd' (found by fuzz_index "
+         "with fuzz/tarfile_diff.py)")
+    case("v7-plain.tar", t.file("v7", b"1", magic=b"\0" * 8) + t.end(), 0,
+         why="an old v7 header is fine")
     case("name-100-no-nul.tar",
          t.file("n" * 100, b"1") + t.end(), 0,
          why="a name filling its field has no terminator")
