@@ -17,6 +17,8 @@
  */
 #include "export.h"
 
+#include <archive.h>
+#include <archive_entry.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -57,6 +59,22 @@ struct exp_level {
 	int fd; /* -1: not open (reopened on demand) */
 };
 
+/*
+ * A compressed archive decompressed a second time (WSNAP_EXPORT_INPUT):
+ * libarchive's raw format behind the decompression filters yields the tar
+ * stream itself, block by block, in order. Pass 1 asks for data at
+ * increasing offsets, so reading only forward is enough.
+ */
+struct exp_stream {
+	struct archive *a;
+	int fd;
+	uint64_t in_off; /* next offset to read in the compressed file */
+	char *inbuf;
+	const char *blk; /* current block of the decompressed stream */
+	size_t blk_len;
+	uint64_t blk_pos; /* its offset in the decompressed stream */
+};
+
 struct exp {
 	const struct wsnap_index *idx;
 	const struct wsnap_export_opts *opts;
@@ -79,6 +97,7 @@ struct exp {
 	char *win;		 /* read-ahead window of the data stream */
 	uint64_t win_off;	 /* its offset in the data stream */
 	size_t win_len;		 /* bytes valid in it */
+	struct exp_stream *stream; /* compressed input, read again */
 	struct wsnap_export_progress prog;
 	uint64_t next_members;
 	uint64_t next_bytes;
@@ -567,6 +586,120 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 	return WSNAP_OK;
 }
 
+/* ---- a compressed input, decompressed again ------------------------- */
+
+#define STREAM_READ_SIZE (256u << 10)
+
+static la_ssize_t stream_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct exp_stream *s = ctx;
+	ssize_t r;
+
+	do
+		r = pread(s->fd, s->inbuf, STREAM_READ_SIZE, (off_t)s->in_off);
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		archive_set_error(a, errno, "cannot read the archive");
+		return -1;
+	}
+	s->in_off += (uint64_t)r;
+	*buf = s->inbuf;
+	return r;
+}
+
+static void stream_close(struct exp_stream *s)
+{
+	if (!s)
+		return;
+	if (s->a)
+		archive_read_free(s->a);
+	free(s->inbuf);
+	free(s);
+}
+
+static enum wsnap_status stream_open(struct exp *x, int fd)
+{
+	struct exp_stream *s = calloc(1, sizeof(*s));
+	struct archive_entry *e;
+
+	if (!s || !(s->inbuf = malloc(STREAM_READ_SIZE)) ||
+	    !(s->a = archive_read_new())) {
+		stream_close(s);
+		return fail_io(x, ENOMEM, NULL, "out of memory");
+	}
+	s->fd = fd;
+	x->stream = s;
+	/* the compressions the reader accepts, nothing run as a program */
+	archive_read_support_filter_gzip(s->a);
+	archive_read_support_filter_bzip2(s->a);
+	archive_read_support_filter_xz(s->a);
+	archive_read_support_filter_zstd(s->a);
+	archive_read_support_filter_lz4(s->a);
+	archive_read_support_format_raw(s->a);
+	if (archive_read_open2(s->a, s, NULL, stream_read, NULL, NULL) !=
+		    ARCHIVE_OK ||
+	    archive_read_next_header(s->a, &e) != ARCHIVE_OK)
+		return fail_io(x, EIO, NULL, "cannot read the archive again");
+	return WSNAP_OK;
+}
+
+/* Makes the current block hold stream offset p; only forward. */
+static enum wsnap_status stream_seek(struct exp *x, const struct wsnap_node *n,
+				     uint64_t p)
+{
+	struct exp_stream *s = x->stream;
+
+	while (p < s->blk_pos || p - s->blk_pos >= s->blk_len) {
+		const void *buf;
+		size_t len;
+		la_int64_t off;
+		int r;
+
+		if (p < s->blk_pos)
+			return fail_io(x, EIO, n->path,
+				       "archive changed since it was read");
+		r = archive_read_data_block(s->a, &buf, &len, &off);
+		if (r != ARCHIVE_OK || off < 0)
+			return fail_io(
+				x, EIO, n->path,
+				r == ARCHIVE_EOF
+					? "archive changed since it was "
+					  "read"
+					: "cannot read the archive again");
+		s->blk = buf;
+		s->blk_len = len;
+		s->blk_pos = (uint64_t)off;
+	}
+	return WSNAP_OK;
+}
+
+static enum wsnap_status copy_stream(struct exp *x, int fd,
+				     const struct wsnap_node *n, uint64_t phys,
+				     uint64_t off, uint64_t len)
+{
+	struct exp_stream *s = x->stream;
+	enum wsnap_status st;
+
+	while (len > 0) {
+		size_t avail;
+
+		st = stream_seek(x, n, phys);
+		if (st != WSNAP_OK)
+			return st;
+		avail = s->blk_len - (size_t)(phys - s->blk_pos);
+		if (avail > len)
+			avail = (size_t)len;
+		st = write_at(x, fd, n, s->blk + (phys - s->blk_pos), avail,
+			      off);
+		if (st != WSNAP_OK)
+			return st;
+		phys += avail;
+		off += avail;
+		len -= avail;
+	}
+	return WSNAP_OK;
+}
+
 /* All of a file's data; holes stay holes. */
 static enum wsnap_status copy_data(struct exp *x, int fd, uint32_t ino,
 				   const struct wsnap_node *n)
@@ -589,6 +722,12 @@ static enum wsnap_status copy_data(struct exp *x, int fd, uint32_t ino,
 			avail = n->size - off;
 		if (ext.physical < 0) {
 			hole_at_end = true;
+		} else if (x->stream) {
+			hole_at_end = false;
+			s = copy_stream(x, fd, n, (uint64_t)ext.physical + skip,
+					off, avail);
+			if (s != WSNAP_OK)
+				return s;
 		} else if (avail <= SMALL_RUN) {
 			hole_at_end = false;
 			s = copy_small(x, fd, n, (uint64_t)ext.physical + skip,
@@ -736,6 +875,34 @@ static bool root_is_member(const struct wsnap_node *root)
 	return !(root->flags & WSNAP_NODE_IMPLICIT);
 }
 
+/* The data read is the data validated: the archive has not changed. */
+static enum wsnap_status check_data(struct exp *x)
+{
+	const struct wsnap_export_opts *o = x->opts;
+	struct stat now;
+
+	if (o && (o->flags & WSNAP_EXPORT_INPUT)) {
+		const struct stat *then = o->input_stat;
+
+		if (!then)
+			return WSNAP_OK;
+		if (fstat(o->input_fd, &now) < 0)
+			return fail_io(x, errno, NULL,
+				       "cannot read the archive");
+		if (now.st_dev != then->st_dev || now.st_ino != then->st_ino ||
+		    now.st_size != then->st_size ||
+		    now.st_mtim.tv_sec != then->st_mtim.tv_sec ||
+		    now.st_mtim.tv_nsec != then->st_mtim.tv_nsec)
+			return fail_io(x, EIO, NULL,
+				       "archive changed since it was read");
+		return WSNAP_OK;
+	}
+	if (wsnap_index_data_check(x->idx) < 0)
+		return fail_io(x, EIO, NULL,
+			       "archive changed since it was read");
+	return WSNAP_OK;
+}
+
 static enum wsnap_status run_passes(struct exp *x)
 {
 	struct order_key *keys;
@@ -769,8 +936,8 @@ static enum wsnap_status run_passes(struct exp *x)
 		if (s == WSNAP_OK)
 			node_done(x, n);
 	}
-	if (s == WSNAP_OK && wsnap_index_data_check(x->idx) < 0)
-		s = fail_io(x, EIO, NULL, "archive changed since it was read");
+	if (s == WSNAP_OK)
+		s = check_data(x);
 
 	/* Pass 2: symlinks, in archive order. */
 	nkeys = 0;
@@ -878,13 +1045,23 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 	x->stack[0].ino = WSNAP_ROOT_INO;
 	x->stack[0].fd = rootfd;
 	x->top = 0;
-	if (x->prog.bytes_total > 0 && x->datafd < 0)
+	if (opts && (opts->flags & WSNAP_EXPORT_INPUT)) {
+		struct wsnap_index_stats is;
+
+		wsnap_index_stats(idx, &is);
+		if (!is.compression || strcmp(is.compression, "none") == 0) {
+			x->datafd = opts->input_fd; /* in place */
+		} else if (x->prog.bytes_total > 0) {
+			enum wsnap_status s = stream_open(x, opts->input_fd);
+
+			if (s != WSNAP_OK)
+				return s;
+		}
+	}
+	if (x->prog.bytes_total > 0 && x->datafd < 0 && !x->stream)
 		return fail_io(x, EBADF, NULL,
 			       "index has no data (built without keep_data)");
-	if (wsnap_index_data_check(idx) < 0)
-		return fail_io(x, EIO, NULL,
-			       "archive changed since it was read");
-	return WSNAP_OK;
+	return check_data(x);
 }
 
 static void exp_release(struct exp *x)
@@ -897,6 +1074,7 @@ static void exp_release(struct exp *x)
 	free(x->created);
 	free(x->buf);
 	free(x->win);
+	stream_close(x->stream);
 }
 
 static enum wsnap_status export_at(const struct wsnap_index *idx, int rootfd,

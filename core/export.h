@@ -53,6 +53,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "error.h"
 #include "index.h"
@@ -86,6 +87,13 @@ enum wsnap_export_flags {
 	WSNAP_EXPORT_NO_OPENAT2 = 1 << 0,
 	/* Do not use copy_file_range (tests of the pread/pwrite copy). */
 	WSNAP_EXPORT_NO_COPY_RANGE = 1 << 1,
+	/* The index has no data descriptor (built without keep_data): file
+	 * data is read from opts->input_fd, the archive the index was built
+	 * from. An uncompressed archive is read in place at the index's
+	 * offsets; a compressed one is decompressed again from its start, in
+	 * one forward pass (pass 1 follows archive order), so that no
+	 * temporary copy of it is ever made. */
+	WSNAP_EXPORT_INPUT = 1 << 2,
 };
 
 struct wsnap_export_opts {
@@ -97,6 +105,13 @@ struct wsnap_export_opts {
 	 * stops before the next member as a failure: WSNAP_IO, EINTR,
 	 * 'interrupted' (a fresh destination is removed). May be NULL. */
 	const volatile sig_atomic_t *cancel;
+	/* With WSNAP_EXPORT_INPUT: the archive (a regular file, read with
+	 * pread, not closed), and its fstat taken before the index was built.
+	 * The archive must still match it (device, inode, size, mtime) before
+	 * and after pass 1, else WSNAP_IO, EIO, 'archive changed since it was
+	 * read'. */
+	int input_fd;
+	const struct stat *input_stat;
 };
 
 struct wsnap_export_stats {
@@ -113,12 +128,12 @@ struct wsnap_export_stats {
 };
 
 /*
- * Exports idx (built with keep_data, so file data can be read) to the
- * directory dest. dest itself is the user's choice and is opened normally
- * (a symlink naming it is followed); everything under it follows the
- * invariants above. When dest does not exist it is created atomically;
- * when it exists it must be a directory and members are merged into it
- * (7.4). opts may be NULL; stats (may be NULL) is filled also on failure
+ * Exports idx (built with keep_data, so file data can be read, or see
+ * WSNAP_EXPORT_INPUT) to the directory dest. dest itself is the user's choice
+ * and is opened normally (a symlink naming it is followed); everything under it
+ * follows the invariants above. When dest does not exist it is created
+ * atomically; when it exists it must be a directory and members are merged into
+ * it (7.4). opts may be NULL; stats (may be NULL) is filled also on failure
  * with what was done. Errors: WSNAP_REJECTED (destination state),
  * WSNAP_IO (errnum set: ENOSPC for a full disk, EIO when the archive
  * changed since the index was built, ...), WSNAP_USAGE (empty dest).

@@ -70,11 +70,11 @@ struct rd_pax {
 	bool has_mtime;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
+	bool has_path, has_linkpath, has_sparse_name;
 	bool has_size;
 	uint64_t size;
 	bool has_major, has_minor;
 	uint64_t major, minor;
-	bool has_path, has_linkpath; /* per-member 'path', 'linkpath' */
 };
 
 /* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
@@ -442,18 +442,6 @@ static bool rd_tar_number(const unsigned char *f, size_t n, uint64_t *out)
 	return true;
 }
 
-/* n consecutive 12-byte numeric fields, each valid (rd_tar_number). */
-static bool rd_tar_numbers(const unsigned char *f, size_t n)
-{
-	uint64_t v;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (!rd_tar_number(f + 12 * i, 12, &v))
-			return false;
-	return true;
-}
-
 /* Decimal digits only, at most INT64_MAX. */
 static bool rd_dec(const unsigned char *p, size_t n, uint64_t *out)
 {
@@ -477,9 +465,11 @@ static bool rd_dec(const unsigned char *p, size_t n, uint64_t *out)
 }
 
 /*
- * A pax time: -?digits(.digits*)?, seconds within int64. As libarchive
- * reads it: the sign applies to the seconds, the fraction (first nine
- * digits) is the nanoseconds.
+ * A pax time: -?digits(.digits*)?, seconds within int64, fraction to nine
+ * digits. The result is the instant floored to whole seconds, as struct
+ * timespec has it: "-1.5" is sec -2, nsec 500000000. (libarchive applies
+ * the sign to the seconds only and reports sec -1, nsec 500000000, that
+ * is -0.5 s, and "-0.5" as +0.5 s; tarfile reads -1.5.)
  */
 static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
 			uint32_t *nsec)
@@ -506,13 +496,20 @@ static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
 	}
 	*sec = neg ? -(int64_t)v : (int64_t)v;
 	*nsec = frac;
+	if (neg && frac) {
+		/* v <= INT64_MAX: -v - 1 >= INT64_MIN */
+		*sec -= 1;
+		*nsec = 1000000000u - frac;
+	}
 	return true;
 }
 
-/* Comma-separated decimal numbers in offset,length pairs (GNU.sparse.map;
- * libarchive drops an odd last number: tests/data/malformed/
- * sparse-pax01-odd). */
-static bool rd_dec_list(const unsigned char *p, size_t n)
+/*
+ * GNU.sparse.map: comma-separated decimal numbers, offset and length of
+ * each run, so an even count. (libarchive and tarfile both drop a last odd
+ * number; a map that does not say what it means is refused.)
+ */
+static bool rd_sparse_map_01(const unsigned char *p, size_t n)
 {
 	size_t count = 0;
 
@@ -602,7 +599,7 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 			return false;
 		px->has_minor = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
-		if (!rd_dec_list(v, vn))
+		if (!rd_sparse_map_01(v, vn))
 			return false;
 	} else if (rd_key_in(k, kn, numbers)) {
 		if (!rd_dec(v, vn, &num))
@@ -621,6 +618,8 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 			px->has_path = true;
 		else if (rd_key_is(k, kn, "linkpath"))
 			px->has_linkpath = true;
+		else
+			px->has_sparse_name = true;
 	}
 	return true;
 }
@@ -665,7 +664,8 @@ struct rd_scan {
 	uint64_t stored;	   /* bytes of data (size field or pax) */
 	size_t tail;		   /* region bytes after the main header */
 	uint64_t map;		   /* of which a pax 1.0 sparse map */
-	struct rd_pax pax;	   /* merged 'x' attributes */
+	struct rd_pax pax;	   /* the 'x' attributes */
+	unsigned n_pax, n_longname, n_longlink; /* 'x'/'X', 'L', 'K' */
 };
 
 static bool rd_is_gnu_magic(const unsigned char *h)
@@ -674,15 +674,87 @@ static bool rd_is_gnu_magic(const unsigned char *h)
 }
 
 /*
+ * A signed number field (mtime) that does not fit int64: only base-256
+ * can be that long. libarchive saturates such a value, tarfile keeps it.
+ */
+static bool rd_tar_signed_fits(const unsigned char *f, size_t n)
+{
+	unsigned char fill = f[0] & 0x40 ? 0xff : 0x00;
+	size_t i;
+
+	if (!(f[0] & 0x80) || n <= 8)
+		return true;
+	/* the value has 8n - 1 bits: all above the low 63 are the sign */
+	if ((f[0] & 0x7f) != (fill & 0x7f))
+		return false;
+	for (i = 1; i < n - 8; i++)
+		if (f[i] != fill)
+			return false;
+	return (f[n - 8] & 0x80) == (fill & 0x80);
+}
+
+/*
+ * Old GNU sparse entries (offset, numbytes: 12 bytes each) as libarchive
+ * reads them, up to the first whose offset starts with NUL: each must be
+ * a number within int64, or libarchive would saturate it.
+ */
+static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count)
+{
+	uint64_t v;
+
+	for (; count > 0 && e[0]; count--, e += 24)
+		if (!rd_tar_number(e, 12, &v) || !rd_tar_number(e + 12, 12, &v))
+			return false;
+	return true;
+}
+
+/*
+ * The prefix field (bytes 345..499) of a main header whose name comes from
+ * the header itself. libarchive joins it to the name only under a POSIX
+ * ustar magic ("ustar" and anything but GNU's "ustar  \0"); tarfile joins
+ * it whatever the magic, except on GNU 'S' headers, whose bytes there are
+ * GNU fields. Where one joins and the other does not, the names differ
+ * (a v7 header named 'passwd' with prefix '../../etc', or a GNU
+ * incremental header whose atime tarfile takes as a directory).
+ */
+static bool rd_prefix_ambiguous(const unsigned char *h)
+{
+	if (!h[345] || h[156] == 'S')
+		return false;
+	return rd_is_gnu_magic(h) || memcmp(h + 257, "ustar", 5) != 0;
+}
+
+/*
+ * After the walk: what readers would each make of the member's names.
+ * libarchive keeps one buffer per kind of GNU long name and applies each
+ * kind after the headers that follow it, so of two 'L' (or 'K') records
+ * it takes the last, tarfile the first; of two 'x' headers it keeps the
+ * last body only, tarfile merges both. An 'L' and a pax path are read
+ * differently by GNU tar and by libarchive / tarfile (and the same goes
+ * for 'K' and linkpath, or a pax path and GNU.sparse.name): a member
+ * named twice is refused, in either order.
+ */
+static bool rd_names_agree(const struct rd_scan *s)
+{
+	unsigned names =
+		s->n_longname + s->pax.has_path + s->pax.has_sparse_name;
+
+	if (s->n_pax > 1 || s->n_longname > 1 || s->n_longlink > 1)
+		return false;
+	if (names > 1 || s->n_longlink + s->pax.has_linkpath > 1)
+		return false;
+	return names || !rd_prefix_ambiguous(s->main);
+}
+
+/*
  * Walks a member's header region: extension headers ('x', 'X', 'g', 'L',
  * 'K') with their bodies, then the main header; after it only GNU sparse
  * extension blocks or a pax 1.0 sparse map may follow. Returns false when
- * the region is not exactly that.
+ * the region is not exactly that, or readers would disagree on it.
  */
 static bool rd_scan_region(const unsigned char *p, size_t len,
 			   struct rd_pax *global, struct rd_scan *s)
 {
-	unsigned longnames = 0, longlinks = 0;
 	size_t pos = 0;
 
 	memset(s, 0, sizeof(*s));
@@ -704,20 +776,17 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 			pos += RD_BLOCK;
 			break;
 		}
-		/*
-		 * One source per name: of two long names GNU tar and
-		 * libarchive take the last, tarfile the first; of a long
-		 * name and a later pax path GNU tar takes the path, tarfile
-		 * and libarchive the long name (tests/data/malformed/
-		 * longname-chained, longlink-chained, longname-and-pax-path).
-		 */
-		if ((tf == 'L' && longnames++) || (tf == 'K' && longlinks++))
-			return false;
 		if (!rd_tar_number(h + 124, 12, &size))
 			return false;
 		padded = (size + RD_BLOCK - 1) & ~(uint64_t)(RD_BLOCK - 1);
 		if (padded > len - pos - RD_BLOCK)
 			return false;
+		if (tf == 'x' || tf == 'X')
+			s->n_pax++;
+		else if (tf == 'L')
+			s->n_longname++;
+		else if (tf == 'K')
+			s->n_longlink++;
 		if ((tf == 'x' || tf == 'X' || tf == 'g') &&
 		    !rd_pax_parse(h + RD_BLOCK, (size_t)size, tf == 'g',
 				  tf == 'g' ? global : &s->pax))
@@ -725,37 +794,29 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 		pos += RD_BLOCK + (size_t)padded;
 	}
 	s->tail = len - pos;
-	if ((longnames && s->pax.has_path) ||
-	    (longlinks && s->pax.has_linkpath))
+	if (!rd_names_agree(s))
 		return false;
-	/*
-	 * The prefix field belongs to ustar headers: libarchive and GNU tar
-	 * ignore it elsewhere, tarfile prepends it to any header but GNU
-	 * 'S' (tests/data/malformed/v7-prefix, found by fuzz/tarfile_diff.py).
-	 */
-	if (s->main[156] != 'S' && memcmp(s->main + 257, "ustar\0", 6) != 0 &&
-	    s->main[345] != '\0')
-		return false;
-	if (!rd_tar_number(s->main + 124, 12, &s->stored))
+	if (!rd_tar_number(s->main + 124, 12, &s->stored) ||
+	    !rd_tar_signed_fits(s->main + 136, 12))
 		return false;
 	if (s->pax.has_size)
 		s->stored = s->pax.size;
 	if (s->main[156] == 'S') {
-		/* old GNU sparse: extension blocks chained by isextended; its
-		 * numbers checked here, as libarchive caps overflowing ones
-		 * (tests/data/malformed/sparse-gnu-realsize-2p63) */
+		/* old GNU sparse: extension blocks chained by isextended */
 		size_t ext = 0;
 		unsigned char more = s->main[482];
+		uint64_t realsize;
 
 		if (!rd_is_gnu_magic(s->main) ||
-		    !rd_tar_numbers(s->main + 386, 8) ||
-		    !rd_tar_numbers(s->main + 483, 1))
+		    !rd_gnu_sparse_entries(s->main + 386, 4) ||
+		    (s->main[483] &&
+		     !rd_tar_number(s->main + 483, 12, &realsize)))
 			return false;
 		while (more) {
 			const unsigned char *b = p + pos + RD_BLOCK * ext;
 
 			if (RD_BLOCK * (ext + 1) > s->tail ||
-			    !rd_tar_numbers(b, 42))
+			    !rd_gnu_sparse_entries(b, 21))
 				return false;
 			more = b[504];
 			ext++;
@@ -915,12 +976,17 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	m->type = rd_classify(tf, name, m->name_len, s.main);
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
 	m->data_offset = (uint64_t)fb;
-	m->mtime_sec = archive_entry_mtime(e);
-	m->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
-	if (!s.pax.has_mtime && r->global.has_mtime) {
+	if (s.pax.has_mtime) {
+		/* our own reading: libarchive's is wrong before 1970 */
+		m->mtime_sec = s.pax.mtime_sec;
+		m->mtime_nsec = s.pax.mtime_nsec;
+	} else if (r->global.has_mtime) {
 		/* libarchive ignores global headers; tarfile applies them */
 		m->mtime_sec = r->global.mtime_sec;
 		m->mtime_nsec = r->global.mtime_nsec;
+	} else {
+		m->mtime_sec = archive_entry_mtime(e);
+		m->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
 	}
 
 	switch (m->type) {
@@ -938,13 +1004,6 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 		if (!m->linkname)
 			m->linkname = "";
 		m->linkname_len = strlen(m->linkname);
-		/*
-		 * A symlink needs a target: no filesystem holds an empty one,
-		 * so it could be listed and mounted but never exported (found
-		 * by fuzz_export; tests/data/malformed/symlink-empty-target).
-		 */
-		if (m->type == WSNAP_RAW_SYMLINK && m->linkname_len == 0)
-			return wsnap_error_stream(r->err);
 		/* fall through */
 	case WSNAP_RAW_DIR:
 		/*

@@ -5,9 +5,10 @@
  *  - nothing is written to out_fd before the whole input passed the index
  *    builder (step 1), and the caller publishes out_fd only when this
  *    returns WSNAP_OK, i.e. after steps 3 and 4 accepted what was written;
- *  - step 2 reads the validated bytes (the index's data file), never the
- *    input a second time: a pipe cannot be re-read, and a file could have
- *    changed (step 3 would catch a header that changed, too);
+ *  - step 2 reads the validated bytes: a regular file again (no copy of
+ *    it is made; it must be unchanged, by fstat, after the copy, and step 3
+ *    would catch a header that changed), a pipe from the index's data file
+ *    (the stream spilled while it was validated);
  *  - a member name that reaches the writer is rebuilt from components: no
  *    '.', '..' or empty component and no leading '/' can pass through.
  */
@@ -383,6 +384,12 @@ static enum wsnap_status copy_archive(struct strip_copy *c, int data_fd)
 	if (!c->ar || !c->aw || !c->in.buf || !c->name)
 		return wsnap_error_io(c->err, ENOMEM, NULL, "out of memory");
 	c->in.fd = data_fd;
+	/* the input file again (maybe compressed) or the plain spill file */
+	archive_read_support_filter_gzip(c->ar);
+	archive_read_support_filter_bzip2(c->ar);
+	archive_read_support_filter_xz(c->ar);
+	archive_read_support_filter_zstd(c->ar);
+	archive_read_support_filter_lz4(c->ar);
 	archive_read_support_format_tar(c->ar);
 	if (archive_read_open2(c->ar, &c->in, NULL, in_read, in_skip, NULL) !=
 	    ARCHIVE_OK)
@@ -466,6 +473,8 @@ enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
 	struct wsnap_reader_opts vopts = {.keep_data = false, .tmpdir = tmpdir};
 	struct wsnap_index *in_idx = NULL, *out_idx = NULL;
 	struct wsnap_policy p1, p3, caller;
+	struct stat st0, st1;
+	bool reread;
 	struct wsnap_index_stats ist;
 	struct strip_copy c;
 	enum wsnap_status s;
@@ -481,15 +490,26 @@ enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
 		goto out;
 	c.prefix = p1.strip_prefix;
 
-	/* Step 1: the input, every member, under section 8. */
+	/* Step 1: the input, every member, under section 8. A regular file
+	 * is read again in step 2; a pipe's stream is kept (spilled). */
+	reread = fstat(in_fd, &st0) == 0 && S_ISREG(st0.st_mode);
+	ropts.keep_data = !reread;
 	s = wsnap_index_build(&in_idx, in_fd, &p1, &ropts, err);
 	if (s != WSNAP_OK)
 		goto out;
 
 	/* Step 2: the copy, from the validated bytes. */
-	s = copy_archive(&c, wsnap_index_data_fd(in_idx));
+	s = copy_archive(&c, reread ? in_fd : wsnap_index_data_fd(in_idx));
 	if (s != WSNAP_OK)
 		goto out;
+	if (reread && (fstat(in_fd, &st1) < 0 || st1.st_ino != st0.st_ino ||
+		       st1.st_dev != st0.st_dev || st1.st_size != st0.st_size ||
+		       st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
+		       st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec)) {
+		s = wsnap_error_io(err, EIO, NULL,
+				   "archive changed since it was read");
+		goto out;
+	}
 	if (fsync(out_fd) < 0 && errno != EINVAL && errno != EROFS) {
 		s = wsnap_error_io(err, errno, NULL,
 				   "cannot write the rewritten archive");

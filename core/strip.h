@@ -8,8 +8,10 @@
  *     allowed, the caller's limits): every input member gets the
  *     single-member rules of section 3 on its original name, and 'member
  *     does not start with prefix: P' unless it is a root entry or within P.
- *     Compressed or piped input is decompressed into an unlinked temporary
- *     file on the way (the index's data file), which step 2 reads back.
+ *     A regular file is read again by step 2 (decompressed a second time
+ *     when compressed; it must not change meanwhile); a pipe is
+ *     decompressed into an unlinked temporary file on the way (the index's
+ *     data file), which step 2 reads back.
  *  2. Every member is copied with libarchive into an uncompressed pax tar
  *     with its new name ('.' for the root, else the rel path below P):
  *     every attribute libarchive models is kept (mode, owner ids and

@@ -67,6 +67,12 @@
  */
 #define WSNAP_FS_SPLICE_MIN 8192
 
+/*
+ * Largest request the kernel is allowed (read size): 1 MiB less the pages
+ * libfuse reserves around a spliced reply in its pipe.
+ */
+#define WSNAP_FS_MAX_REQUEST (1024u * 1024u - 4u * 4096u)
+
 /* Most supplementary groups consulted by access(). */
 #define WSNAP_FS_MAX_GROUPS 64
 

@@ -30,6 +30,17 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 
 	/* replies to reads are spliced from the data file */
 	conn->want |= conn->capable & want;
+	/* nothing ever changes: no attribute check per read for stale pages */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
+	/*
+	 * libfuse derives the kernel's largest request (max_pages) from
+	 * max_write, and the kernel sizes read requests by it. Keep a read
+	 * reply, header included, within one pipe of pipe-max-size (1 MiB by
+	 * default), or libfuse cannot splice it and copies it through a
+	 * bounce buffer instead. Nothing is ever written.
+	 */
+	if (conn->max_write > WSNAP_FS_MAX_REQUEST)
+		conn->max_write = WSNAP_FS_MAX_REQUEST;
 	/*
 	 * The kernel holds every other request until this INIT is answered,
 	 * which libfuse does right after this returns: from here the mount

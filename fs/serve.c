@@ -9,9 +9,15 @@
 #include <errno.h>
 #include <malloc.h>
 
-/* Worker threads of the loop: started on demand up to the maximum. */
+/*
+ * Worker threads of the loop, started on demand up to the maximum. Idle
+ * ones are kept (libfuse ends a worker when more than the idle count wait):
+ * a sequential read keeps two requests in flight, and with a lower idle
+ * count every burst started and ended threads (44 for one cat of 1 GiB),
+ * each with a new pipe and buffer. An idle worker costs a few pages.
+ */
 #define SERVE_MAX_THREADS  16
-#define SERVE_IDLE_THREADS 4
+#define SERVE_IDLE_THREADS SERVE_MAX_THREADS
 /* malloc arenas for all of them */
 #define SERVE_ARENAS 2
 

@@ -86,6 +86,13 @@ gzip -c snap.tar >snap.tar.gz
 zstd -q -c snap.tar | "$WSNAP_BIN" export - out5
 [ "$(cat out5/README.md)" = readme ] || fail "zstd stdin export"
 
+# --- a compressed file is read twice, never copied; a pipe is spilled ---
+TMPDIR=/nonexistent-wsnap-tmp "$WSNAP_BIN" export snap.tar.gz out4b ||
+	fail "exporting a compressed file needed a temporary file"
+[ "$(cat out4b/README.md)" = readme ] || fail "gzip file export (no spill)"
+rc=0; gzip -c snap.tar | TMPDIR=/nonexistent-wsnap-tmp "$WSNAP_BIN" export - out4c 2>/dev/null || rc=$?
+[ $rc -eq 4 ] && [ ! -e out4c ] || fail "a pipe was exported without its spill file ($rc)"
+
 # --- a rejected archive: exit 3, nothing created ---
 python3 - <<'EOF'
 import io, tarfile

@@ -67,6 +67,10 @@ grep -q "^wsnap: unsafe tar member 'elsewhere/b': member does not start with pre
 cmp -s out.tar stdout.tar || fail "'-' output differs from a named OUT"
 gzip -c ws.tar | "$WSNAP_BIN" strip-prefix --prefix workspace - gz.tar
 cmp -s out.tar gz.tar || fail "gzip input output differs"
+# a compressed file is read again, not copied to a temporary file
+gzip -c ws.tar >ws.tar.gz
+TMPDIR=/nonexistent-wsnap-tmp "$WSNAP_BIN" strip-prefix --prefix workspace ws.tar.gz gzf.tar
+cmp -s out.tar gzf.tar || fail "gzip file output differs"
 rc=0; "$WSNAP_BIN" strip-prefix --prefix workspace mixed.tar - >bad.out 2>/dev/null || rc=$?
 [ $rc -eq 3 ] && [ ! -s bad.out ] || fail "'-' wrote a rejected archive ($rc)"
 

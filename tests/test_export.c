@@ -46,15 +46,21 @@ static char *path_of(const char *dir, const char *rel)
 	return p;
 }
 
-static struct wsnap_index *index_from_fd(int fd, const struct wsnap_policy *p)
+static struct wsnap_index *index_keep(int fd, const struct wsnap_policy *p,
+				      bool keep)
 {
-	struct wsnap_reader_opts o = {.keep_data = true};
+	struct wsnap_reader_opts o = {.keep_data = keep};
 	struct wsnap_index *idx = NULL;
 	struct wsnap_error err;
 
 	if (wsnap_index_build(&idx, fd, p, &o, &err) != WSNAP_OK)
 		fail_msg("index build: '%s': %s", err.member, err.reason);
 	return idx;
+}
+
+static struct wsnap_index *index_from_fd(int fd, const struct wsnap_policy *p)
+{
+	return index_keep(fd, p, true);
 }
 
 /* The index of an archive under the default policy (data kept). */
@@ -827,6 +833,47 @@ static void test_export_existing_implicit_dir_left_alone(void **state)
 	scene_release(&s);
 }
 
+/* The root: a root entry's mtime applies to DEST, its mode only when export
+ * created DEST; without a root entry an existing DEST is left alone. */
+static void test_export_root_entry_metadata(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *with_root, *without_root;
+	struct wsnap_error err;
+	struct scene s;
+	struct stat st;
+
+	ts_set_mtime(a, 1111111111, 250000000);
+	ts_add_dir(a, "./", 0700);
+	ts_add_file(a, "f", 0644, "f", 1);
+	with_root = index_of(a);
+	a = ts_archive_new();
+	ts_set_mtime(a, 1111111111, 0);
+	ts_add_file(a, "g", 0644, "g", 1);
+	without_root = index_of(a);
+
+	scene_init(&s, false);
+	expect_ok(export(with_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_mtim.tv_sec, 1111111111);
+	assert_int_equal(st.st_mtim.tv_nsec, 250000000);
+
+	assert_int_equal(chmod(s.dest, 0711), 0);
+	expect_ok(export(without_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	assert_true(st.st_mtim.tv_sec != 1111111111); /* g was added */
+
+	expect_ok(export(with_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711); /* kept */
+	assert_int_equal(st.st_mtim.tv_sec, 1111111111);
+	wsnap_index_free(with_root);
+	wsnap_index_free(without_root);
+	scene_release(&s);
+}
+
 /* ---- inputs: pipes, compression, sparse files ----------------------- */
 
 static void check_stream(const char *filter)
@@ -976,6 +1023,131 @@ static void test_export_sparse_holes_stay_holes(void **state)
 	close(fd);
 	free(path);
 	free(tar);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+	scene_release(&s);
+}
+
+/* ---- re-reading the input instead of keeping its data --------------- */
+
+/*
+ * WSNAP_EXPORT_INPUT: the index holds no data; the archive file is read
+ * in place (uncompressed) or decompressed a second time (compressed).
+ */
+static void check_reread(const char *filter)
+{
+	struct ts_archive *a = ts_archive_new();
+	static char big[3u << 20];
+	struct wsnap_export_opts o = {.flags = WSNAP_EXPORT_INPUT};
+	struct wsnap_policy p;
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	unsigned char *tar, *z = NULL;
+	struct scene s;
+	struct stat st;
+	size_t len, zlen, i;
+	char name[32], *path;
+	int fd;
+
+	print_message("input %s\n", filter ? filter : "uncompressed");
+	for (i = 0; i < sizeof(big) - 1; i++)
+		big[i] = (char)('A' + i % 23);
+	for (i = 0; i < 300; i++) {
+		snprintf(name, sizeof(name), "d%u/f%03zu", (unsigned)(i % 7),
+			 i);
+		ts_add_file(a, name, 0644, name, strlen(name));
+	}
+	ts_add_file(a, "big", 0600, big, sizeof(big) - 1);
+	ts_add_symlink(a, "l", "big");
+	ts_add_file(a, "last", 0755, "last", 4);
+	tar = ts_archive_finish(a, 1, &len);
+	if (filter) {
+		z = ts_compress(tar, len, filter, &zlen);
+		fd = ts_memfd(z, zlen);
+	} else {
+		fd = ts_memfd(tar, len);
+	}
+	assert_int_equal(fstat(fd, &st), 0);
+	wsnap_policy_init(&p);
+	idx = index_keep(fd, &p, false);
+	assert_int_equal(wsnap_index_data_fd(idx), -1);
+	o.input_fd = fd;
+	o.input_stat = &st;
+	scene_init(&s, false);
+	expect_ok(wsnap_export_run(idx, s.dest, &o, NULL, &err), &err);
+	assert_file(s.dest, "d3/f003", "d3/f003", 0644);
+	assert_file(s.dest, "d5/f299", "d5/f299", 0644);
+	big[sizeof(big) - 1] = '\0';
+	assert_file(s.dest, "big", big, 0600);
+	assert_symlink(s.dest, "l", "big");
+	assert_file(s.dest, "last", "last", 0755);
+
+	/* the archive changed since it was validated: refused, nothing left */
+	path = path_of(s.root, "again");
+	assert_true(lseek(fd, 0, SEEK_END) > 0);
+	assert_int_equal(write(fd, "x", 1), 1);
+	assert_int_equal(wsnap_export_run(idx, path, &o, NULL, &err), WSNAP_IO);
+	assert_int_equal(err.errnum, EIO);
+	assert_string_equal(err.reason, "archive changed since it was read");
+	assert_false(exists_rel(s.root, "again"));
+	free(path);
+	close(fd);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+	scene_release(&s);
+	free(tar);
+	free(z);
+}
+
+static void test_export_reread_uncompressed_file(void **state)
+{
+	check_reread(NULL);
+}
+
+static void test_export_reread_compressed_file(void **state)
+{
+	check_reread("gzip");
+	check_reread("xz");
+	check_reread("zstd");
+}
+
+/* A sparse file in a compressed archive, decompressed again. */
+static void test_export_reread_sparse_gzip(void **state)
+{
+	struct wsnap_export_opts o = {.flags = WSNAP_EXPORT_INPUT};
+	struct wsnap_policy p;
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	unsigned char *tar, *z, buf[4096];
+	struct scene s;
+	struct stat st;
+	size_t len, zlen;
+	char *path;
+	int fd;
+
+	tar = sparse_archive(&len);
+	z = ts_compress(tar, len, "gzip", &zlen);
+	fd = ts_memfd(z, zlen);
+	assert_int_equal(fstat(fd, &st), 0);
+	wsnap_policy_init(&p);
+	idx = index_keep(fd, &p, false);
+	o.input_fd = fd;
+	o.input_stat = &st;
+	scene_init(&s, false);
+	expect_ok(wsnap_export_run(idx, s.dest, &o, NULL, &err), &err);
+	path = path_of(s.dest, "sparse");
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_size, 8u << 20);
+	assert_true((uint64_t)st.st_blocks * 512 < (1u << 20));
+	close(fd);
+	fd = open(path, O_RDONLY);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, 4096, 4u << 20), 4096);
+	assert_int_equal(buf[4095], 'B');
+	close(fd);
+	free(path);
+	free(tar);
+	free(z);
 	wsnap_index_free(idx);
 	wsnap_policy_release(&p);
 	scene_release(&s);
@@ -1263,10 +1435,14 @@ int main(void)
 		cmocka_unit_test(test_export_modes_umask_000),
 		cmocka_unit_test(test_export_directory_mtimes_after_children),
 		cmocka_unit_test(test_export_existing_implicit_dir_left_alone),
+		cmocka_unit_test(test_export_root_entry_metadata),
 		cmocka_unit_test(test_export_from_pipe),
 		cmocka_unit_test(test_export_from_gzip_pipe),
 		cmocka_unit_test(test_export_from_zstd_pipe),
 		cmocka_unit_test(test_export_sparse_holes_stay_holes),
+		cmocka_unit_test(test_export_reread_uncompressed_file),
+		cmocka_unit_test(test_export_reread_compressed_file),
+		cmocka_unit_test(test_export_reread_sparse_gzip),
 		cmocka_unit_test(test_export_deep_tree_past_the_cache),
 		cmocka_unit_test(test_export_full_disk),
 		cmocka_unit_test(test_export_interrupted_leaves_nothing),

@@ -1525,6 +1525,377 @@ static void test_reader_ambiguous_headers(void **state)
 	}
 }
 
+/* A base-256 number: the low 64 bits of v, sign-filled above them
+ * (neg: 0xff, else 0x00), marker bit set. */
+static void put_b256(unsigned char *f, size_t n, uint64_t v, bool neg)
+{
+	size_t i;
+
+	memset(f, neg ? 0xff : 0x00, n);
+	for (i = 0; i < 8 && i < n; i++)
+		f[n - 1 - i] = (unsigned char)(v >> (8 * i));
+	f[0] |= 0x80;
+}
+
+/* A GNU long name ('L') or long link name ('K') record. */
+static void add_gnu_long(struct ts_archive *a, char tf, const char *name)
+{
+	ts_add_raw_member(a, "././@LongLink", tf, 0644, name, strlen(name) + 1,
+			  NULL);
+}
+
+/*
+ * Extension headers before one member: 'L' / 'K' records (val is the
+ * name), or an 'x' / 'X' header with one or two records.
+ */
+struct ext_spec {
+	char tf; /* 0 ends a list */
+	const char *key, *val, *key2, *val2;
+};
+
+#define EXT_MAX 3
+#define EXT_GNU(t, v)                                                          \
+	{                                                                      \
+		.tf = (t), .val = (v)                                          \
+	}
+#define EXT_PAX(k, v)                                                          \
+	{                                                                      \
+		.tf = 'x', .key = (k), .val = (v)                              \
+	}
+
+static void add_exts(struct ts_archive *a, const struct ext_spec *e)
+{
+	for (; e->tf; e++) {
+		char body[512];
+		size_t used = 0;
+
+		if (e->tf == 'L' || e->tf == 'K') {
+			add_gnu_long(a, e->tf, e->val);
+			continue;
+		}
+		pax_str(body, sizeof(body), &used, e->key, e->val);
+		if (e->key2)
+			pax_str(body, sizeof(body), &used, e->key2, e->val2);
+		ts_add_raw_member(a, "PaxHeader/x", e->tf, 0644, body, used,
+				  NULL);
+	}
+}
+
+/* Each list of extension headers before a symlink is an invalid stream. */
+static void expect_invalid_exts(const struct ext_spec (*cases)[EXT_MAX + 1],
+				size_t n)
+{
+	size_t i, len;
+
+	for (i = 0; i < n; i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		add_exts(a, cases[i]);
+		ts_add_raw_member(a, "l", '2', 0777, NULL, 0, "t");
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+/*
+ * Bug: two GNU long names for one member were accepted, and libarchive
+ * reported the last ('safe...') where tarfile reads the first
+ * ('../evil...'): libarchive keeps one buffer per kind and applies it
+ * after the headers that follow. The same for 'K', for 'L' 'K' 'L', and
+ * for two pax headers (libarchive keeps only the last body, tarfile
+ * merges both; 'X', Solaris, is a pax header to both). Any repeated
+ * extension header of one kind is refused.
+ */
+static void test_reader_repeated_extension_headers(void **state)
+{
+	static const struct ext_spec cases[][EXT_MAX + 1] = {
+		{EXT_GNU('L', "../evil"), EXT_GNU('L', "safe")},
+		{EXT_GNU('K', "/etc/passwd"), EXT_GNU('K', "ok")},
+		{EXT_GNU('L', "../evil"), EXT_GNU('K', "ok"),
+		 EXT_GNU('L', "safe")},
+		{EXT_PAX("path", "../evil"), EXT_PAX("path", "safe")},
+		{EXT_PAX("path", "../evil"), EXT_PAX("mtime", "5")},
+		{{.tf = 'X', .key = "path", .val = "safe"},
+		 EXT_PAX("path", "../evil")},
+	};
+	static const struct ext_spec one_each[] = {
+		EXT_GNU('L', "long-name"),
+		EXT_GNU('K', "long-target"),
+		EXT_PAX("mtime", "7"),
+		{0},
+	};
+	struct ts_archive *a = ts_archive_new();
+	unsigned char *tar;
+	struct run run;
+	size_t len;
+
+	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	/* one of each kind is fine */
+	add_exts(a, one_each);
+	ts_add_raw_member(a, "l", '2', 0777, NULL, 0, "t");
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 1);
+	assert_string_equal(run.rec.m[0].name, "long-name");
+	assert_string_equal(run.rec.m[0].link, "long-target");
+	assert_int_equal(run.rec.m[0].mtime_sec, 7);
+	run_release(&run);
+	free(tar);
+}
+
+/*
+ * Bug: a member named by both an 'L' record and a pax path was accepted
+ * ('longname-and-pax-path.tar'): libarchive and tarfile take the outer
+ * one, GNU tar the pax path. Refused in both orders, and so are 'K' with
+ * a pax linkpath and a pax path with GNU.sparse.name (libarchive always
+ * takes the sparse name, tarfile the later record).
+ */
+static void test_reader_two_name_sources(void **state)
+{
+	static const struct ext_spec cases[][EXT_MAX + 1] = {
+		{EXT_GNU('L', "safe"), EXT_PAX("path", "../evil")},
+		{EXT_PAX("path", "../evil"), EXT_GNU('L', "safe")},
+		{EXT_GNU('K', "ok"), EXT_PAX("linkpath", "/etc/passwd")},
+		{EXT_PAX("linkpath", "/etc/passwd"), EXT_GNU('K', "ok")},
+		{{'x', "GNU.sparse.name", "safe", "path", "../evil"}},
+		{EXT_GNU('L', "safe"), EXT_PAX("GNU.sparse.name", "../evil")},
+	};
+
+	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+}
+
+/* A raw ustar member "passwd" with the given magic and prefix. */
+static unsigned char *prefixed_member(const char *magic, const char *prefix,
+				      const char *longname, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char h[512];
+
+	if (longname)
+		add_gnu_long(a, 'L', longname);
+	ts_raw_header(h, "passwd", '0', 0644, 1, NULL);
+	memcpy(h + TS_RAW_MAGIC, magic, 8);
+	memcpy(h + TS_RAW_PREFIX, prefix, strlen(prefix));
+	ts_raw_checksum(h);
+	ts_add_raw(a, h, sizeof(h));
+	add_padded(a, "1", 1);
+	return ts_archive_finish(a, 1, len);
+}
+
+/*
+ * Bug: a header without the POSIX ustar magic but with bytes in the prefix
+ * field was accepted as 'passwd' (libarchive ignores the prefix there)
+ * while tarfile reads '../../etc/passwd' ('v7-prefix.tar'). The same for
+ * a GNU header, whose atime field sits there (GNU tar --incremental):
+ * tarfile takes it as a directory. Refused unless a long name replaces
+ * the header's name for both readers.
+ */
+static void test_reader_prefix_without_ustar_magic(void **state)
+{
+	static const char v7[8] = {0}, gnu[8] = "ustar  ";
+	struct run run;
+	unsigned char *tar;
+	size_t len;
+
+	tar = prefixed_member(v7, "../../etc", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = prefixed_member(gnu, "15112542040", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* a long name replaces name and prefix for both readers */
+	tar = prefixed_member(gnu, "15112542040", "long/passwd", &len);
+	expect_members(tar, len, 1);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_string_equal(run.rec.m[0].name, "long/passwd");
+	run_release(&run);
+	free(tar);
+	/* POSIX ustar: both join the prefix; no prefix: nothing to join */
+	tar = prefixed_member("ustar\0"
+			      "00",
+			      "etc", NULL, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_string_equal(run.rec.m[0].name, "etc/passwd");
+	run_release(&run);
+	free(tar);
+	tar = prefixed_member(v7, "", NULL, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_string_equal(run.rec.m[0].name, "passwd");
+	run_release(&run);
+	free(tar);
+	/* old GNU sparse headers hold GNU fields there for both readers */
+	{
+		static const uint64_t runs[][2] = {{0, 5}};
+		struct ts_archive *a = ts_archive_new();
+
+		add_gnu_sparse(a, "sp", 100, runs, 1, 0);
+		tar = ts_archive_finish(a, 1, &len);
+		memcpy(tar + TS_RAW_PREFIX, "15112542040", 11); /* atime */
+		ts_raw_checksum(tar);
+		expect_members(tar, len, 1);
+		free(tar);
+	}
+}
+
+/*
+ * Bug: an old GNU sparse real size of 2^63 (base-256) was saturated by
+ * libarchive to 2^63 - 1 and reported as a size over the limit
+ * ('sparse-gnu-realsize-2p63.tar'); a number that overflows is an invalid
+ * stream (policy.md 5), read from the raw header: the real size, the run
+ * offsets and lengths in the header and in extension blocks, and the
+ * mtime of any header.
+ */
+static void test_reader_raw_numbers_overflow(void **state)
+{
+	static const uint64_t runs[][2] = {
+		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
+		{400, 1}, {500, 1}, {600, 1}, {700, 1},
+	};
+	const uint64_t realsize = 1000;
+	struct ts_archive *a;
+	unsigned char *tar;
+	size_t len, i;
+	struct run run;
+
+	/* the fields: real size, a run offset in the header, a run length
+	 * in the extension block */
+	const size_t fields[] = {483, 386 + 24, 512 + 24 + 12};
+
+	for (i = 0; i < 3; i++) {
+		a = ts_archive_new();
+		add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
+		tar = ts_archive_finish(a, 1, &len);
+		put_b256(tar + fields[i], 12, (uint64_t)1 << 63, false);
+		ts_raw_checksum(tar);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* base-256 that fits is read: a real size of 2^62 */
+	a = ts_archive_new();
+	add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	put_b256(tar + 483, 12, (uint64_t)1 << 62, false);
+	ts_raw_checksum(tar);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.m[0].size, (uint64_t)1 << 62);
+	run_release(&run);
+	free(tar);
+
+	/* mtime: 2^63 and -2^63 - 1 overflow, -2^63 and -1000 do not */
+	{
+		const struct {
+			uint64_t v;
+			bool neg, ok;
+		} t[] = {
+			{(uint64_t)1 << 63, false, false},
+			{(uint64_t)INT64_MAX, true, false},
+			{(uint64_t)INT64_MIN, true, true},
+			{(uint64_t)-1000, true, true},
+		};
+
+		for (i = 0; i < 4; i++) {
+			tar = two_members(&len, 1);
+			put_b256(tar + 512 * 2 + TS_RAW_MTIME, 12, t[i].v,
+				 t[i].neg);
+			ts_raw_checksum(tar + 512 * 2);
+			if (!t[i].ok) {
+				expect_invalid(tar, len);
+				free(tar);
+				continue;
+			}
+			run_bytes(&run, tar, len, SRC_PIPE, false);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.m[1].mtime_sec,
+					 (int64_t)t[i].v);
+			run_release(&run);
+			free(tar);
+		}
+	}
+}
+
+/*
+ * Bug: a pax 0.1 sparse map with an odd number of values
+ * ('sparse-pax01-odd.tar', "0,4,8192") was accepted: both libarchive and
+ * tarfile drop the last number, a map that says nothing certain.
+ */
+static void test_reader_sparse_map_odd(void **state)
+{
+	static const char *const maps[] = {"0,4", "0,4,8192", "0", "0,4,8,"};
+	size_t i, len;
+
+	for (i = 0; i < 4; i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+		char body[512];
+		size_t used = 0;
+
+		pax_str(body, sizeof(body), &used, "GNU.sparse.size", "9000");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.map", maps[i]);
+		add_ext(a, 'x', body, used);
+		ts_add_raw_member(a, "sp", '0', 0644, "abcd", 4, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		if (i == 0)
+			expect_members(tar, len, 1);
+		else
+			expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+/*
+ * Bug: a negative fractional pax mtime (-1.5) was reported as sec -1,
+ * nsec 500000000, that is -0.5 s (libarchive applies the sign to the
+ * seconds only; "-0.5" even came out as +0.5 s). The instant is floored:
+ * sec -2, nsec 500000000. Per-file and global headers alike.
+ */
+static void test_reader_negative_pax_mtime(void **state)
+{
+	const struct {
+		const char *text;
+		int64_t sec;
+		uint32_t nsec;
+	} t[] = {
+		{"-1.5", -2, 500000000},
+		{"-0.5", -1, 500000000},
+		{"-1.25", -2, 750000000},
+		{"-2", -2, 0},
+		{"-2.000", -2, 0},
+		{"-0.000000001", -1, 999999999},
+		{"1.5", 1, 500000000},
+		{"-9223372036854775807.5", INT64_MIN, 500000000},
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		int global;
+
+		for (global = 0; global < 2; global++) {
+			struct ts_archive *a = ts_archive_new();
+			unsigned char *tar;
+			struct run run;
+			char body[128];
+			size_t used = 0;
+
+			pax_str(body, sizeof(body), &used, "mtime", t[i].text);
+			add_ext(a, global ? 'g' : 'x', body, used);
+			ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
+			tar = ts_archive_finish(a, 1, &len);
+			run_bytes(&run, tar, len, SRC_MEMFD, false);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.m[0].mtime_sec, t[i].sec);
+			assert_int_equal(run.rec.m[0].mtime_nsec, t[i].nsec);
+			run_release(&run);
+			free(tar);
+		}
+	}
+}
+
 static void test_reader_header_region_is_bounded(void **state)
 {
 	/* five 900 KiB pax headers for one member exceed the bound */
@@ -1536,11 +1907,12 @@ static void test_reader_header_region_is_bounded(void **state)
 	assert_non_null(body);
 	assert_non_null(value);
 	memset(value, 'c', body_len);
+	/* (global headers: a member may have only one 'x') */
 	for (i = 0; i < 5; i++) {
 		used = 0;
 		pax_record(body, body_len + 100, &used, "comment", value,
 			   body_len - 20);
-		add_ext(a, 'x', body, used);
+		add_ext(a, i < 4 ? 'g' : 'x', body, used);
 	}
 	ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
 	tar = ts_archive_finish(a, 1, &len);
@@ -1618,6 +1990,12 @@ int main(void)
 		cmocka_unit_test(test_reader_bad_pax),
 		cmocka_unit_test(test_reader_good_pax_numbers),
 		cmocka_unit_test(test_reader_ambiguous_headers),
+		cmocka_unit_test(test_reader_repeated_extension_headers),
+		cmocka_unit_test(test_reader_two_name_sources),
+		cmocka_unit_test(test_reader_prefix_without_ustar_magic),
+		cmocka_unit_test(test_reader_raw_numbers_overflow),
+		cmocka_unit_test(test_reader_sparse_map_odd),
+		cmocka_unit_test(test_reader_negative_pax_mtime),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),

@@ -538,7 +538,8 @@ static void test_strip_long_name_becoming_short(void **state)
 	close(fd);
 }
 
-static void check_stream(const char *filter)
+/* A compressed input from a pipe (spilled) or a file (read again). */
+static void check_stream(const char *filter, bool pipe)
 {
 	struct ts_archive *a = ts_archive_new();
 	struct wsnap_policy p;
@@ -553,7 +554,7 @@ static void check_stream(const char *filter)
 	ts_add_file(a, "ws/pkg/main.py", 0644, "main", 4);
 	tar = ts_archive_finish(a, 1, &len);
 	z = ts_compress(tar, len, filter, &zlen);
-	in = ts_pipefd(z, zlen);
+	in = pipe ? ts_pipefd(z, zlen) : ts_memfd(z, zlen);
 	wsnap_policy_init(&p);
 	expect_ok(strip(in, fd, &p, "ws", &err), &err);
 	close(in);
@@ -571,12 +572,18 @@ static void check_stream(const char *filter)
 
 static void test_strip_gzip_pipe(void **state)
 {
-	check_stream("gzip");
+	check_stream("gzip", true);
 }
 
 static void test_strip_xz_pipe(void **state)
 {
-	check_stream("xz");
+	check_stream("xz", true);
+}
+
+static void test_strip_compressed_file_read_again(void **state)
+{
+	check_stream("gzip", false);
+	check_stream("zstd", false);
 }
 
 /* Names are bytes: not valid UTF-8 survives the rewrite unchanged. */
@@ -621,6 +628,7 @@ int main(void)
 		cmocka_unit_test(test_strip_long_name_becoming_short),
 		cmocka_unit_test(test_strip_gzip_pipe),
 		cmocka_unit_test(test_strip_xz_pipe),
+		cmocka_unit_test(test_strip_compressed_file_read_again),
 		cmocka_unit_test(test_strip_non_utf8_name_kept),
 	};
 

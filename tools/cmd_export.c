@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,8 +38,11 @@ static const char export_usage[] =
 	"is\n"
 	"merged into (a file, symlink or other non-directory in the way is\n"
 	"replaced; a directory where a file or symlink is wanted is refused).\n"
-	"Compressed or piped input is decompressed to an unlinked temporary\n"
-	"file first (in $TMPDIR, else /tmp): it needs that much free space.\n"
+	"A compressed archive file is decompressed twice (to validate, then "
+	"to\n"
+	"copy); standard input is decompressed once into an unlinked "
+	"temporary\n"
+	"file (in $TMPDIR, else /tmp), which needs that much free space.\n"
 	"\n"
 	"  --strip-prefix P  members are relative to P (policy.md section 8)\n"
 	"  --json            print a JSON summary (counts, bytes) on stdout\n"
@@ -148,8 +152,9 @@ int wsnap_cmd_export(int argc, char **argv)
 	struct progress_line pl;
 	struct wsnap_index_stats is;
 	struct wsnap_error err;
-	bool json = false, verbose = false;
-	int opt, rc;
+	bool json = false, verbose = false, reread = false;
+	struct stat in_st;
+	int opt, rc, in_fd = -1;
 
 	wsnap_policy_init(&policy);
 	wsnap_error_clear(&err);
@@ -200,8 +205,23 @@ int wsnap_cmd_export(int argc, char **argv)
 		rc = wsnap_usage_error("export", "empty DEST");
 		goto out;
 	}
-	if (wsnap_load_index(argv[optind], &policy, true, &idx, &err) !=
-	    WSNAP_OK) {
+	/*
+	 * A regular file is read again for the data (in place, or
+	 * decompressed a second time): no temporary copy. Only a pipe has its
+	 * (decompressed) stream kept in an unlinked temporary file while it
+	 * is validated.
+	 */
+	in_fd = wsnap_open_archive(argv[optind], &err);
+	if (in_fd < 0 || fstat(in_fd, &in_st) < 0) {
+		if (in_fd >= 0)
+			wsnap_error_io(&err, errno, argv[optind],
+				       "cannot stat");
+		rc = wsnap_report(&err, json);
+		goto out;
+	}
+	reread = S_ISREG(in_st.st_mode);
+	if (wsnap_build_index(in_fd, argv[optind], &policy, !reread, &idx,
+			      &err) != WSNAP_OK) {
 		rc = wsnap_report(&err, json);
 		goto out;
 	}
@@ -213,6 +233,11 @@ int wsnap_cmd_export(int argc, char **argv)
 	eo.progress = show_progress;
 	eo.ctx = &pl;
 	eo.cancel = &interrupted;
+	if (reread) {
+		eo.flags |= WSNAP_EXPORT_INPUT;
+		eo.input_fd = in_fd;
+		eo.input_stat = &in_st;
+	}
 	catch_signals();
 	if (wsnap_export_run(idx, argv[optind + 1], &eo, &st, &err) !=
 	    WSNAP_OK) {
@@ -227,6 +252,8 @@ int wsnap_cmd_export(int argc, char **argv)
 		print_summary(argv[optind + 1], &st);
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
+	if (in_fd >= 0)
+		close(in_fd);
 	wsnap_index_free(idx);
 	wsnap_policy_release(&policy);
 	return rc;

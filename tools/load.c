@@ -100,20 +100,16 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-enum wsnap_status wsnap_load_index(const char *path,
-				   const struct wsnap_policy *policy,
-				   bool keep_data, struct wsnap_index **out,
-				   struct wsnap_error *err)
+enum wsnap_status wsnap_build_index(int fd, const char *path,
+				    const struct wsnap_policy *policy,
+				    bool keep_data, struct wsnap_index **out,
+				    struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
-	int fd;
 
 	*out = NULL;
-	fd = wsnap_open_archive(path, err);
-	if (fd < 0)
-		return err->status;
 	if (isatty(STDERR_FILENO)) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
@@ -124,8 +120,24 @@ enum wsnap_status wsnap_load_index(const char *path,
 		fputs("\r\033[K", stderr);
 		fflush(stderr);
 	}
-	close(fd);
 	if (st != WSNAP_OK)
 		*out = NULL;
+	return st;
+}
+
+enum wsnap_status wsnap_load_index(const char *path,
+				   const struct wsnap_policy *policy,
+				   bool keep_data, struct wsnap_index **out,
+				   struct wsnap_error *err)
+{
+	enum wsnap_status st;
+	int fd;
+
+	*out = NULL;
+	fd = wsnap_open_archive(path, err);
+	if (fd < 0)
+		return err->status;
+	st = wsnap_build_index(fd, path, policy, keep_data, out, err);
+	close(fd);
 	return st;
 }

@@ -147,6 +147,17 @@ enum wsnap_status wsnap_load_index(const char *path,
 				   struct wsnap_error *err);
 
 /*
+ * wsnap_load_index on an archive the caller opened (wsnap_open_archive) and
+ * keeps: fd is read (see wsnap_index_build) but not closed; path names it in
+ * the progress line. For a caller that reads the archive again afterwards
+ * (export re-reads a compressed file instead of spilling it).
+ */
+enum wsnap_status wsnap_build_index(int fd, const char *path,
+				    const struct wsnap_policy *policy,
+				    bool keep_data, struct wsnap_index **out,
+				    struct wsnap_error *err);
+
+/*
  * Flushes f and reports a write error on it ("cannot write 'standard
  * output'") as wsnap_report would. Returns 0, or 4 (WSNAP_IO) on error.
  * An EPIPE (reader went away, as with 'wsnap ls x | head') is an error too.
