@@ -637,7 +637,7 @@ static void test_reader_names_are_raw_bytes(void **state)
 			 * standard), linkpath too; ustar fields; the
 			 * writer's hdrcharset=BINARY */
 			add_pax_member(a, "path", names[i], strlen(names[i]),
-				       "p", '2', NULL, 0, "t");
+				       "p", '2', NULL, 0, NULL);
 			ts_add_raw_member(a, names[i], '2', 0777, NULL, 0,
 					  names[i]);
 			ts_add_file(a, names[i], 0644, "w", 1);
