@@ -230,13 +230,50 @@ static bool add_upper(struct listing *l, size_t off, const struct stat *sb)
 	return true;
 }
 
-/* Classifies one name of an upper directory into l. */
+/*
+ * Whether the walker would list name in the directory at u->path: not when
+ * it lies within a --skip path (checked only where the path fits, as the
+ * walker does). Counts what it lists in *listed and refuses, naming the
+ * directory, past its bound.
+ */
+static enum wsnap_status listed_by_walker(struct wsnap_upper *u,
+					  const char *name, size_t nl,
+					  bool *listed, uint64_t *count,
+					  struct wsnap_error *err)
+{
+	size_t saved = u->len;
+	bool skip;
+
+	*listed = true;
+	if (path_push(u, name, nl) != 0)
+		return WSNAP_OK;
+	skip = wsnap_tree_skipped(u->policy, u->path + 2, u->len - 2);
+	u->len = saved;
+	u->path[saved] = '\0';
+	if (skip) {
+		*listed = false;
+		return WSNAP_OK;
+	}
+	if (++*count > u->max_names)
+		return wsnap_error_reject(err, u->path,
+					  "archive member count exceeds limit");
+	return WSNAP_OK;
+}
+
+/*
+ * Classifies one name of an upper directory into l. lower is the lower
+ * directory it may merge with (0: none): a whiteout is kept only when it
+ * hides one of its entries, so that what l holds is bounded by the lower
+ * directory and the walker's listing bound (count).
+ */
 static enum wsnap_status list_one(struct wsnap_upper *u, int fd,
-				  const char *name, struct listing *l,
+				  const char *name, uint32_t lower,
+				  struct listing *l, uint64_t *count,
 				  struct wsnap_error *err)
 {
 	size_t nl = strlen(name), off;
-	bool whiteout = false;
+	bool whiteout = false, listed;
+	enum wsnap_status st;
 	struct stat sb;
 
 	u->stats.upper_entries++;
@@ -257,24 +294,34 @@ static enum wsnap_status list_one(struct wsnap_upper *u, int fd,
 		   minor(sb.st_rdev) == 0) {
 		whiteout = true;
 	}
-	if (!keep_name(l, name, nl, &off))
-		return upper_io(u, ENOMEM, "out of memory", err);
 	if (whiteout) {
 		u->stats.whiteouts++;
+		if (!lower || !wsnap_index_child(u->lower, lower, name, nl))
+			return WSNAP_OK; /* hides nothing */
+	} else {
+		st = listed_by_walker(u, name, nl, &listed, count, err);
+		if (st != WSNAP_OK || !listed)
+			return st;
+	}
+	if (!keep_name(l, name, nl, &off))
+		return upper_io(u, ENOMEM, "out of memory", err);
+	if (whiteout)
 		return add_gone(l, off)
 			       ? WSNAP_OK
 			       : upper_io(u, ENOMEM, "out of memory", err);
-	}
 	return add_upper(l, off, &sb)
 		       ? WSNAP_OK
 		       : upper_io(u, ENOMEM, "out of memory", err);
 }
 
-/* Lists the upper directory fd into l (names, lstat, whiteouts). */
+/* Lists the upper directory fd into l (names, lstat, whiteouts of entries
+ * of the lower directory lower). */
 static enum wsnap_status list_upper(struct wsnap_upper *u, int fd,
-				    struct listing *l, struct wsnap_error *err)
+				    uint32_t lower, struct listing *l,
+				    struct wsnap_error *err)
 {
 	enum wsnap_status st = WSNAP_OK;
+	uint64_t count = 0;
 	struct dirent *de;
 	int fd2 = dup(fd);
 	size_t i;
@@ -298,7 +345,7 @@ static enum wsnap_status list_upper(struct wsnap_upper *u, int fd,
 		}
 		if (strcmp(de->d_name, ".") != 0 &&
 		    strcmp(de->d_name, "..") != 0)
-			st = list_one(u, fd, de->d_name, l, err);
+			st = list_one(u, fd, de->d_name, lower, l, &count, err);
 	}
 	closedir(d);
 	if (st != WSNAP_OK || !l->ngone)
@@ -558,28 +605,17 @@ static enum wsnap_status walk_dir(struct wsnap_upper *u, int fd, uint32_t lower,
 	struct listing l;
 	enum wsnap_status s;
 	size_t saved = u->len, i;
-	uint64_t listed = 0;
+	uint64_t count = 0;
+	bool listed;
 
 	memset(&l, 0, sizeof(l));
-	s = list_upper(u, fd, &l, err);
+	s = list_upper(u, fd, lower, &l, err);
 	if (s == WSNAP_OK)
 		s = merge(u, &l, l.opaque ? 0 : lower, err);
-	/* the walker's listing bound, with its message */
-	for (i = 0; i < l.count && s == WSNAP_OK; i++) {
-		const char *name = l.e[i].name;
-
-		if (path_push(u, name, strlen(name)) == 0) {
-			bool skip = wsnap_tree_skipped(u->policy, u->path + 2,
-						       u->len - 2);
-
-			u->len = saved;
-			u->path[saved] = '\0';
-			if (!skip && ++listed > u->max_names)
-				s = wsnap_error_reject(
-					err, u->path,
-					"archive member count exceeds limit");
-		}
-	}
+	/* the walker's listing bound over the whole merged listing */
+	for (i = 0; i < l.count && s == WSNAP_OK; i++)
+		s = listed_by_walker(u, l.e[i].name, strlen(l.e[i].name),
+				     &listed, &count, err);
 	for (i = 0; i < l.count && s == WSNAP_OK; i++) {
 		const struct entry *e = &l.e[i];
 		int pe = path_push(u, e->name, strlen(e->name));

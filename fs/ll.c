@@ -30,6 +30,8 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 
 	/* replies to reads are spliced from the data file */
 	conn->want |= conn->capable & want;
+	/* nothing ever changes: no attribute check per read for stale pages */
+	conn->want &= ~FUSE_CAP_AUTO_INVAL_DATA;
 	/*
 	 * libfuse derives the kernel's largest request (max_pages) from
 	 * max_write, and the kernel sizes read requests by it. Keep a read

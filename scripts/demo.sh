@@ -41,8 +41,8 @@ fi
 mkdir mnt
 echo "\$ wsnap mount sample.tar.gz mnt"
 "$wsnap" mount sample.tar.gz mnt
-echo "\$ ls -lR mnt"
-ls -lR mnt
+echo "\$ ls -lAR mnt"
+ls -lAR mnt
 echo "\$ cat mnt/src/pkg/main.py"
 cat mnt/src/pkg/main.py
 echo "\$ (cd mnt && .venv/bin/start)"

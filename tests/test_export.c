@@ -833,6 +833,47 @@ static void test_export_existing_implicit_dir_left_alone(void **state)
 	scene_release(&s);
 }
 
+/* The root: a root entry's mtime applies to DEST, its mode only when export
+ * created DEST; without a root entry an existing DEST is left alone. */
+static void test_export_root_entry_metadata(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *with_root, *without_root;
+	struct wsnap_error err;
+	struct scene s;
+	struct stat st;
+
+	ts_set_mtime(a, 1111111111, 250000000);
+	ts_add_dir(a, "./", 0700);
+	ts_add_file(a, "f", 0644, "f", 1);
+	with_root = index_of(a);
+	a = ts_archive_new();
+	ts_set_mtime(a, 1111111111, 0);
+	ts_add_file(a, "g", 0644, "g", 1);
+	without_root = index_of(a);
+
+	scene_init(&s, false);
+	expect_ok(export(with_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0755);
+	assert_int_equal(st.st_mtim.tv_sec, 1111111111);
+	assert_int_equal(st.st_mtim.tv_nsec, 250000000);
+
+	assert_int_equal(chmod(s.dest, 0711), 0);
+	expect_ok(export(without_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711);
+	assert_true(st.st_mtim.tv_sec != 1111111111); /* g was added */
+
+	expect_ok(export(with_root, s.dest, &err), &err);
+	assert_int_equal(lstat(s.dest, &st), 0);
+	assert_int_equal(st.st_mode & 07777, 0711); /* kept */
+	assert_int_equal(st.st_mtim.tv_sec, 1111111111);
+	wsnap_index_free(with_root);
+	wsnap_index_free(without_root);
+	scene_release(&s);
+}
+
 /* ---- inputs: pipes, compression, sparse files ----------------------- */
 
 static void check_stream(const char *filter)
@@ -1394,6 +1435,7 @@ int main(void)
 		cmocka_unit_test(test_export_modes_umask_000),
 		cmocka_unit_test(test_export_directory_mtimes_after_children),
 		cmocka_unit_test(test_export_existing_implicit_dir_left_alone),
+		cmocka_unit_test(test_export_root_entry_metadata),
 		cmocka_unit_test(test_export_from_pipe),
 		cmocka_unit_test(test_export_from_gzip_pipe),
 		cmocka_unit_test(test_export_from_zstd_pipe),

@@ -469,11 +469,13 @@ static void test_upper_skip(void **state)
 	check_view(s, "D .wh.hidden\nA kept\n");
 }
 
-/* A directory with more entries than members allowed is refused naming
- * it, as the walker does. */
-static void test_upper_listing_limit(void **state)
+/*
+ * A new directory 'big' of 40 files in a scene whose policy allows 30
+ * members; with skip, 15 of them are --skip paths.
+ */
+static void big_dir(struct scene *s, bool skip)
 {
-	struct scene *s = *state;
+	struct wsnap_error err;
 	char name[32];
 	int i;
 
@@ -486,8 +488,28 @@ static void test_upper_listing_limit(void **state)
 		snprintf(name, sizeof(name), "big/f%02d", i);
 		ft_put_str(s->u, name, "x");
 		ft_put_str(s->m, name, "x");
+		if (skip && i % 8 < 3)
+			assert_int_equal(
+				wsnap_policy_add_skip(&s->p, name, &err),
+				WSNAP_OK);
 	}
-	check_view(s, "archive member count exceeds limit");
+}
+
+/* A directory with more entries than members allowed is refused naming
+ * it, as the walker does. */
+static void test_upper_listing_limit(void **state)
+{
+	big_dir(*state, false);
+	check_view(*state, "archive member count exceeds limit");
+}
+
+/* Skipped names are not listed: 25 entries stay under the listing bound,
+ * and the builder's member count refuses the first member past the
+ * limit, naming it, as with the walker. */
+static void test_upper_listing_skipped(void **state)
+{
+	big_dir(*state, true);
+	check_view(*state, "archive member count exceeds limit");
 }
 
 int main(void)
@@ -509,6 +531,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_upper_skip, scene_setup,
 						scene_teardown),
 		cmocka_unit_test_setup_teardown(test_upper_listing_limit,
+						scene_setup, scene_teardown),
+		cmocka_unit_test_setup_teardown(test_upper_listing_skipped,
 						scene_setup, scene_teardown),
 	};
 
