@@ -703,6 +703,10 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		 */
 		if (global || memchr(v, '\0', vn))
 			return false;
+		/* an empty value: libarchive keeps the header's name,
+		 * tarfile takes the empty one */
+		if (vn == 0)
+			return false;
 		/*
 		 * libarchive names a member by GNU.sparse.name whatever
 		 * the order, tarfile by the later of it and path. bsdtar
@@ -1172,6 +1176,13 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 		if (!m->linkname)
 			m->linkname = "";
 		m->linkname_len = strlen(m->linkname);
+		/*
+		 * A symlink without a target: libarchive reports none at
+		 * all, tarfile an empty one, and no filesystem can hold it
+		 * (symlink(2) fails with ENOENT): not a readable member.
+		 */
+		if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
+			return wsnap_error_stream(r->err);
 		/* fall through */
 	case WSNAP_RAW_DIR:
 		/*

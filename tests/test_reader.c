@@ -637,7 +637,7 @@ static void test_reader_names_are_raw_bytes(void **state)
 			 * standard), linkpath too; ustar fields; the
 			 * writer's hdrcharset=BINARY */
 			add_pax_member(a, "path", names[i], strlen(names[i]),
-				       "p", '2', NULL, 0, NULL);
+				       "p", '2', NULL, 0, "t");
 			ts_add_raw_member(a, names[i], '2', 0777, NULL, 0,
 					  names[i]);
 			ts_add_file(a, names[i], 0644, "w", 1);
@@ -2181,6 +2181,37 @@ static void test_reader_nul_typeflag_slash(void **state)
 	free(tar);
 }
 
+/*
+ * Bug (fuzz_export crash-e040e7ac): a symlink with an empty target was
+ * accepted, listed and mounted as 'l -> ', and export then failed with
+ * ENOENT, since no filesystem holds an empty symlink. Refused as an
+ * unreadable member. And an empty pax linkpath (or path) was taken as
+ * absent, as libarchive does ('l -> ignored'), while tarfile reads the
+ * empty value (for a path: a file at the archive root).
+ */
+static void test_reader_symlink_empty_target(void **state)
+{
+	static const struct ext_spec pax_empty[][2] = {
+		{EXT_PAX("linkpath", "")},
+		{EXT_PAX("path", "")},
+	};
+	size_t i, len;
+
+	for (i = 0; i < 3; i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		if (i > 0)
+			add_exts(a, pax_empty[i - 1]);
+		ts_add_raw_member(a, "l", '2', 0777, NULL, 0,
+				  i > 0 ? "ignored" : "");
+		ts_add_raw_member(a, "a", '0', 0644, "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
 static void test_reader_header_region_is_bounded(void **state)
 {
 	/* five 900 KiB pax headers for one member exceed the bound */
@@ -2285,6 +2316,7 @@ int main(void)
 		cmocka_unit_test(test_reader_old_gnu_sparse_fields),
 		cmocka_unit_test(test_reader_pax_sparse_formats),
 		cmocka_unit_test(test_reader_nul_typeflag_slash),
+		cmocka_unit_test(test_reader_symlink_empty_target),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),
