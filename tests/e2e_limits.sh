@@ -189,6 +189,36 @@ measure "5 x 1 GiB members, 3 GiB total limit" "$small_kib" 3 \
 	"$WSNAP_BIN" check --max-total-size 3221225472 \
 	"$data/malformed/bomb-total.tar.zst" </dev/null
 
+# ------------------------------------------------------- disk: export, piped
+# From a pipe, export spills the decompressed stream to a temporary file
+# (the policy needs every header before the first write). Under a 64 MiB
+# cap on any file written (ulimit -f), a bomb must be refused by its limit
+# (exit 3), never fill the disk (EFBIG/SIGXFSZ would be exit 4 or 153), and
+# 40 GiB of zeros after the end marker must not be spilled at all.
+# export_capped RC MSG ARCHIVE ARGS...: export ARCHIVE from a pipe
+export_capped() {
+	local want_rc=$1 want=$2 ar=$3 rc first
+	shift 3
+	rm -rf "$tmp/dest"
+	(ulimit -f 65536 && exec "$WSNAP_BIN" export "$@" - "$tmp/dest") \
+		<"$ar" >"$tmp/out" 2>"$tmp/err"
+	rc=$?
+	first=$(head -n 1 "$tmp/err")
+	if [ "$rc" -ne "$want_rc" ]; then
+		fail "export $* < $(basename "$ar"): exit $rc, want $want_rc ($first)"
+	elif [ "$want" != - ] && [ "$first" != "$want" ]; then
+		fail "export $* < $(basename "$ar"): '$first', want '$want'"
+	fi
+}
+export_capped 3 "$(msg bomb 'archive extracted size exceeds limit')" "$bomb"
+export_capped 3 "$(msg bomb 'archive extracted size exceeds limit')" \
+	"$data/malformed/bomb-declared-100g-pax.tar.gz"
+export_capped 3 "$(msg f1 'archive extracted size exceeds limit')" \
+	"$data/malformed/bomb-total.tar.zst" --max-total-size 33554432
+export_capped 0 - "$tmp/zeros.tar.zst"
+[ "$(cat "$tmp/dest/d/a" 2>/dev/null)" = hello ] ||
+	fail "export after 40 GiB of trailing zeros: d/a missing"
+
 echo "e2e_limits: peak memory of the bombs:"
 printf '  %s\n' "${figures[@]}"
 echo "e2e_limits: $fails failures"
