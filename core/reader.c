@@ -28,7 +28,14 @@
  *    "Ambiguous" means that libarchive and Python's tarfile (the reference
  *    the policy restates) would see different members: 'V' and 'A' headers,
  *    data on directories, links, devices and FIFOs, a global pax header
- *    that sets names, sizes or sparse maps;
+ *    that sets names, sizes or sparse maps, an extension header repeated
+ *    for one member, a member named (or linked) both by a GNU long name
+ *    and by pax, a prefix field only one of them joins, a number field
+ *    only one of them can parse, a sparse map they lay out differently,
+ *    typeflag NUL with a trailing '/' that only libarchive sees;
+ *  - numbers are read from the raw header where libarchive would saturate
+ *    them (base-256 beyond int64) or get them wrong (negative fractional
+ *    pax times): what overflows is an invalid stream;
  *  - the read runs in the "C" locale (uselocale, this thread only), so that
  *    libarchive never converts names: they come out as their raw bytes. The
  *    only libarchive warning accepted is the "can't be converted" one that
@@ -73,8 +80,12 @@ struct rd_pax {
 	bool has_path, has_linkpath, has_sparse_name;
 	bool has_size;
 	uint64_t size;
+	/* GNU sparse: 1.0 (major, minor), 0.1 (map), 0.0 (numblocks, then
+	 * offset / numbytes pairs); GNU.sparse.size goes with 0.0 and 0.1 */
 	bool has_major, has_minor;
-	uint64_t major, minor;
+	bool has_sparse_size, has_numblocks, sparse_pending;
+	uint64_t numblocks;
+	unsigned n_map, n_offset, n_numbytes;
 };
 
 /* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
@@ -410,6 +421,56 @@ static la_ssize_t rd_piped_read(struct archive *a, void *ctx, const void **buf)
 
 /* ---- numbers ------------------------------------------------------------ */
 
+static bool rd_all_zero(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * A number field as libarchive and tarfile both read it: base-256 marked
+ * 0x80 or 0xff (tarfile knows no other marker), or octal digits between
+ * blanks, ended by a NUL or the end of the field. libarchive reads octal
+ * up to the first non-digit; tarfile takes the field up to its first NUL
+ * and hands it to Python's int(s, 8), which takes "0o17", "1_0" or "+7"
+ * and refuses "12x". A header tarfile refuses ends its archive there,
+ * silently: the members after it would be seen by libarchive alone.
+ */
+static bool rd_tar_field_ok(const unsigned char *f, size_t n)
+{
+	size_t i = 0;
+
+	if (f[0] & 0x80)
+		return f[0] == 0x80 || f[0] == 0xff;
+	while (i < n && (f[i] == ' ' || f[i] == '\t'))
+		i++;
+	while (i < n && f[i] >= '0' && f[i] <= '7')
+		i++;
+	while (i < n && (f[i] == ' ' || f[i] == '\t'))
+		i++;
+	return i == n || f[i] == '\0';
+}
+
+/* The number fields tarfile reads in every header block: mode, uid, gid,
+ * size, mtime, chksum, devmajor, devminor. */
+static bool rd_header_fields_ok(const unsigned char *h)
+{
+	static const unsigned short fields[][2] = {
+		{100, 8},  {108, 8}, {116, 8}, {124, 12},
+		{136, 12}, {148, 8}, {329, 8}, {337, 8},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		if (!rd_tar_field_ok(h + fields[i][0], fields[i][1]))
+			return false;
+	return true;
+}
+
 /*
  * A ustar numeric field: octal (leading blanks allowed, ends at the first
  * non-digit, as libarchive reads it) or base-256. Negative values and
@@ -564,11 +625,7 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		"SCHILY.devmajor",
 		"SCHILY.devminor",
 		"SCHILY.realsize",
-		"GNU.sparse.size",
 		"GNU.sparse.realsize",
-		"GNU.sparse.numblocks",
-		"GNU.sparse.offset",
-		"GNU.sparse.numbytes",
 		NULL,
 	};
 	static const char *const times[] = {"mtime", "atime", "ctime",
@@ -591,16 +648,48 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		px->has_size = true;
 		px->size = num;
 	} else if (rd_key_is(k, kn, "GNU.sparse.major")) {
-		if (!rd_dec(v, vn, &px->major))
+		/* tarfile compares the text: "01" is no 1.0 to it */
+		if (!rd_key_is(v, vn, "1"))
 			return false;
 		px->has_major = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.minor")) {
-		if (!rd_dec(v, vn, &px->minor))
+		if (!rd_key_is(v, vn, "0"))
 			return false;
 		px->has_minor = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
-		if (!rd_sparse_map_01(v, vn))
+		/* libarchive adds the runs of both maps, tarfile keeps the
+		 * last map */
+		if (px->n_map++ || !rd_sparse_map_01(v, vn))
 			return false;
+	} else if (rd_key_is(k, kn, "GNU.sparse.size")) {
+		if (!rd_dec(v, vn, &num))
+			return false;
+		px->has_sparse_size = true;
+	} else if (rd_key_is(k, kn, "GNU.sparse.numblocks")) {
+		/* libarchive drops an offset it has not paired yet */
+		if (px->n_offset || px->n_numbytes || px->has_numblocks ||
+		    !rd_dec(v, vn, &px->numblocks))
+			return false;
+		px->has_numblocks = true;
+	} else if (rd_key_is(k, kn, "GNU.sparse.offset")) {
+		/*
+		 * 0.0 pairs: libarchive pairs each offset with the next
+		 * numbytes (a second offset replaces the first), tarfile
+		 * zips the list of offsets with the list of numbytes: they
+		 * agree on strictly alternating pairs only.
+		 */
+		if (!px->has_numblocks || px->sparse_pending ||
+		    !rd_dec(v, vn, &num))
+			return false;
+		px->sparse_pending = true;
+		px->n_offset++;
+	} else if (rd_key_is(k, kn, "GNU.sparse.numbytes")) {
+		if (!px->sparse_pending || !rd_dec(v, vn, &num))
+			return false;
+		px->sparse_pending = false;
+		px->n_numbytes++;
+	} else if (rd_key_is(k, kn, "SUN.holesdata")) {
+		return false; /* a sparse map libarchive reads, tarfile not */
 	} else if (rd_key_in(k, kn, numbers)) {
 		if (!rd_dec(v, vn, &num))
 			return false;
@@ -613,6 +702,19 @@ static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
 		 * while libarchive ignores global headers: ambiguous.
 		 */
 		if (global || memchr(v, '\0', vn))
+			return false;
+		/* an empty value: libarchive keeps the header's name,
+		 * tarfile takes the empty one */
+		if (vn == 0)
+			return false;
+		/*
+		 * libarchive names a member by GNU.sparse.name whatever
+		 * the order, tarfile by the later of it and path. bsdtar
+		 * writes path first (the same name); GNU tar's sparse 0.1
+		 * writes path second, its "GNUSparseFile.N/..." name, which
+		 * tarfile then reports: refused.
+		 */
+		if (rd_key_is(k, kn, "path") && px->has_sparse_name)
 			return false;
 		if (rd_key_is(k, kn, "path"))
 			px->has_path = true;
@@ -694,18 +796,93 @@ static bool rd_tar_signed_fits(const unsigned char *f, size_t n)
 }
 
 /*
- * Old GNU sparse entries (offset, numbytes: 12 bytes each) as libarchive
- * reads them, up to the first whose offset starts with NUL: each must be
- * a number within int64, or libarchive would saturate it.
+ * Old GNU sparse entries (offset, numbytes: 12 bytes each). libarchive
+ * reads them up to the first whose offset starts with NUL, tarfile reads
+ * all four of the header, and those of an extension block that have both
+ * an offset and a length. So: past the first NUL offset only zero bytes;
+ * before it numbers both read alike, within int64 (libarchive would
+ * saturate a larger one); in an extension block no data at offset 0.
  */
-static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count)
+static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
+				  bool ext)
 {
-	uint64_t v;
+	uint64_t off, len;
 
 	for (; count > 0 && e[0]; count--, e += 24)
-		if (!rd_tar_number(e, 12, &v) || !rd_tar_number(e + 12, 12, &v))
+		if (!rd_tar_field_ok(e, 12) || !rd_tar_field_ok(e + 12, 12) ||
+		    !rd_tar_number(e, 12, &off) ||
+		    !rd_tar_number(e + 12, 12, &len) || (ext && !off && len))
 			return false;
-	return true;
+	return rd_all_zero(e, 24 * count);
+}
+
+/*
+ * An old GNU sparse member ('S', GNU magic): the header's map, the real
+ * size (tarfile takes an empty one as 0, libarchive the size field), and
+ * the extension blocks chained by isextended, which must be all of the
+ * region after the main header.
+ */
+static bool rd_scan_gnu_sparse(const unsigned char *ext, size_t tail,
+			       const unsigned char *h)
+{
+	unsigned char more = h[482];
+	uint64_t realsize;
+	size_t n = 0;
+
+	if (!rd_is_gnu_magic(h) || !rd_gnu_sparse_entries(h + 386, 4, false) ||
+	    !h[483] || !rd_tar_field_ok(h + 483, 12) ||
+	    !rd_tar_number(h + 483, 12, &realsize))
+		return false;
+	while (more) {
+		const unsigned char *b = ext + RD_BLOCK * n;
+
+		if (RD_BLOCK * (n + 1) > tail ||
+		    !rd_gnu_sparse_entries(b, 21, true))
+			return false;
+		more = b[504];
+		n++;
+	}
+	return tail == RD_BLOCK * n;
+}
+
+/* Occurrences of a string in n bytes. */
+static size_t rd_count(const unsigned char *p, size_t n, const char *needle)
+{
+	size_t k = strlen(needle), count = 0;
+	const unsigned char *q;
+
+	while ((q = memmem(p, n, needle, k)) != NULL) {
+		count++;
+		n -= (size_t)(q - p) + k;
+		p = q + k;
+	}
+	return count;
+}
+
+/*
+ * The GNU sparse formats of a pax header, as both readers see them: one
+ * format at most (tarfile tries 0.1, then 0.0, then 1.0; libarchive
+ * applies them all); 0.0 pairs complete and as many as numblocks, and the
+ * body (padding included) holds no other "GNU.sparse.offset=" or
+ * "GNU.sparse.numbytes=" text, since tarfile finds the pairs by a regular
+ * expression over the raw block; GNU.sparse.size only with a 0.0 or 0.1
+ * map (tarfile takes it for a 0.0 map of holes only).
+ */
+static bool rd_pax_sparse_agree(const struct rd_pax *px,
+				const unsigned char *body, size_t padded)
+{
+	unsigned formats = (px->n_offset > 0) + (px->n_map > 0) +
+			   (px->has_major || px->has_minor);
+
+	if (formats > 1 || px->sparse_pending)
+		return false;
+	if (px->n_offset &&
+	    (px->n_offset != px->numblocks || !px->has_sparse_size))
+		return false;
+	if (px->has_sparse_size && !px->n_offset && !px->n_map)
+		return false;
+	return rd_count(body, padded, "GNU.sparse.offset=") == px->n_offset &&
+	       rd_count(body, padded, "GNU.sparse.numbytes=") == px->n_numbytes;
 }
 
 /*
@@ -728,18 +905,19 @@ static bool rd_prefix_ambiguous(const unsigned char *h)
  * After the walk: what readers would each make of the member's names.
  * libarchive keeps one buffer per kind of GNU long name and applies each
  * kind after the headers that follow it, so of two 'L' (or 'K') records
- * it takes the last, tarfile the first; of two 'x' headers it keeps the
- * last body only, tarfile merges both. An 'L' and a pax path are read
+ * it takes the last, tarfile the first (two 'x' headers, where libarchive
+ * keeps the last body only and tarfile merges both, are refused by the
+ * walk). An 'L' and a pax path are read
  * differently by GNU tar and by libarchive / tarfile (and the same goes
- * for 'K' and linkpath, or a pax path and GNU.sparse.name): a member
- * named twice is refused, in either order.
+ * for 'K' and linkpath): a member named twice is refused, in either
+ * order. (A pax path with GNU.sparse.name: see rd_pax_attr.)
  */
 static bool rd_names_agree(const struct rd_scan *s)
 {
 	unsigned names =
-		s->n_longname + s->pax.has_path + s->pax.has_sparse_name;
+		s->n_longname + (s->pax.has_path || s->pax.has_sparse_name);
 
-	if (s->n_pax > 1 || s->n_longname > 1 || s->n_longlink > 1)
+	if (s->n_longname > 1 || s->n_longlink > 1)
 		return false;
 	if (names > 1 || s->n_longlink + s->pax.has_linkpath > 1)
 		return false;
@@ -763,7 +941,7 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 		uint64_t size, padded;
 		char tf;
 
-		if (len - pos < RD_BLOCK)
+		if (len - pos < RD_BLOCK || !rd_header_fields_ok(h))
 			return false;
 		tf = (char)h[156];
 		if (tf != 'x' && tf != 'X' && tf != 'g' && tf != 'L' &&
@@ -781,15 +959,19 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 		padded = (size + RD_BLOCK - 1) & ~(uint64_t)(RD_BLOCK - 1);
 		if (padded > len - pos - RD_BLOCK)
 			return false;
-		if (tf == 'x' || tf == 'X')
-			s->n_pax++;
-		else if (tf == 'L')
+		if (tf == 'L')
 			s->n_longname++;
 		else if (tf == 'K')
 			s->n_longlink++;
-		if ((tf == 'x' || tf == 'X' || tf == 'g') &&
-		    !rd_pax_parse(h + RD_BLOCK, (size_t)size, tf == 'g',
-				  tf == 'g' ? global : &s->pax))
+		else if (tf == 'g' && !rd_pax_parse(h + RD_BLOCK, (size_t)size,
+						    true, global))
+			return false;
+		else if (tf != 'g' &&
+			 (s->n_pax++ ||
+			  !rd_pax_parse(h + RD_BLOCK, (size_t)size, false,
+					&s->pax) ||
+			  !rd_pax_sparse_agree(&s->pax, h + RD_BLOCK,
+					       (size_t)padded)))
 			return false;
 		pos += RD_BLOCK + (size_t)padded;
 	}
@@ -801,32 +983,11 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 		return false;
 	if (s->pax.has_size)
 		s->stored = s->pax.size;
-	if (s->main[156] == 'S') {
-		/* old GNU sparse: extension blocks chained by isextended */
-		size_t ext = 0;
-		unsigned char more = s->main[482];
-		uint64_t realsize;
-
-		if (!rd_is_gnu_magic(s->main) ||
-		    !rd_gnu_sparse_entries(s->main + 386, 4) ||
-		    (s->main[483] &&
-		     !rd_tar_number(s->main + 483, 12, &realsize)))
-			return false;
-		while (more) {
-			const unsigned char *b = p + pos + RD_BLOCK * ext;
-
-			if (RD_BLOCK * (ext + 1) > s->tail ||
-			    !rd_gnu_sparse_entries(b, 21))
-				return false;
-			more = b[504];
-			ext++;
-		}
-		return s->tail == RD_BLOCK * ext;
-	}
+	if (s->main[156] == 'S')
+		return rd_scan_gnu_sparse(p + pos, s->tail, s->main);
 	if (s->pax.has_major || s->pax.has_minor) {
 		/* pax sparse 1.0: the map leads the data area */
-		if (!s->pax.has_major || !s->pax.has_minor ||
-		    s->pax.major != 1 || s->pax.minor != 0)
+		if (!s->pax.has_major || !s->pax.has_minor)
 			return false;
 		s->map = s->tail;
 		return s->tail % RD_BLOCK == 0 && s->tail <= s->stored;
@@ -834,8 +995,12 @@ static bool rd_scan_region(const unsigned char *p, size_t len,
 	return s->tail == 0;
 }
 
-static enum wsnap_raw_type rd_classify(char tf, const char *name, size_t len,
-				       const unsigned char *h)
+static bool rd_name_field_is_dir(const unsigned char *h)
+{
+	return h[0] && h[strnlen((const char *)h, 100) - 1] == '/';
+}
+
+static enum wsnap_raw_type rd_classify(char tf, const unsigned char *h)
 {
 	switch (tf) {
 	case '0':
@@ -844,10 +1009,9 @@ static enum wsnap_raw_type rd_classify(char tf, const char *name, size_t len,
 		return WSNAP_RAW_FILE;
 	case '\0':
 		/* as Python's tarfile: an old-style regular file whose name
-		 * ends in '/' is a directory (its own name field, or the
-		 * final name) */
-		if ((len && name[len - 1] == '/') ||
-		    (h[0] && h[strnlen((const char *)h, 100) - 1] == '/'))
+		 * field ends in '/' is a directory (rd_member refuses a
+		 * final name ending in '/' otherwise) */
+		if (rd_name_field_is_dir(h))
 			return WSNAP_RAW_DIR;
 		return WSNAP_RAW_FILE;
 	case '5':
@@ -973,7 +1137,15 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	m->name = name;
 	m->name_len = strlen(name);
 	m->typeflag = tf;
-	m->type = rd_classify(tf, name, m->name_len, s.main);
+	/*
+	 * Typeflag NUL and a name ending in '/' from a long name, a pax
+	 * path or the prefix: libarchive makes it a directory, tarfile
+	 * (which looks at the name field only) a regular file.
+	 */
+	if (tf == '\0' && m->name_len && name[m->name_len - 1] == '/' &&
+	    !rd_name_field_is_dir(s.main))
+		return wsnap_error_stream(r->err);
+	m->type = rd_classify(tf, s.main);
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
 	m->data_offset = (uint64_t)fb;
 	if (s.pax.has_mtime) {
@@ -1004,6 +1176,13 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 		if (!m->linkname)
 			m->linkname = "";
 		m->linkname_len = strlen(m->linkname);
+		/*
+		 * A symlink without a target: libarchive reports none at
+		 * all, tarfile an empty one, and no filesystem can hold it
+		 * (symlink(2) fails with ENOENT): not a readable member.
+		 */
+		if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
+			return wsnap_error_stream(r->err);
 		/* fall through */
 	case WSNAP_RAW_DIR:
 		/*
@@ -1115,16 +1294,6 @@ static enum wsnap_status rd_outer_open(struct rd *r, const char **compression)
 	if (archive_read_next_header(r->outer, &e) != ARCHIVE_OK)
 		return rd_fail(r);
 	return WSNAP_OK;
-}
-
-static bool rd_all_zero(const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
 }
 
 /* Copies input bytes [off, off + n) from the outer buffers, or from the

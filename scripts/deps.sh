@@ -8,7 +8,7 @@ pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 missing=()
 for p in "${pkgs[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep 'ok installed' >/dev/null ||
 		missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then

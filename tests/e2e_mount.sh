@@ -12,7 +12,7 @@ for ar in snap.tar snap.tar.gz snap.tar.xz snap.tar.bz2 snap.tar.zst; do
 	newmnt "mnt-$ar"
 	expect_rc 0 "$WSNAP_BIN" mount "$work/$ar" "$mnt"
 	is_mounted "$mnt" || fail "$ar: mount returned but nothing is mounted"
-	grep -F " $mnt " /proc/self/mountinfo | grep -q ' fuse.wsnap ' ||
+	grep -F " $mnt " /proc/self/mountinfo | grep ' fuse.wsnap ' >/dev/null ||
 		fail "$ar: not a fuse.wsnap mount"
 	expect_rc 0 "$WSNAP_BIN" ls --json "$work/$ar" >"$work/ls.json"
 	python3 "$helper" compare "$work/$ar" "$mnt" "$work/ls.json" ||
@@ -65,10 +65,10 @@ newmnt mnt-cache
 mkdir "$work/cache"
 expect_rc 0 "$WSNAP_BIN" mount -o allow_other,cache_dir="$work/cache" \
 	"$work/snap.tar.xz" "$mnt"
-grep -F " $mnt " /proc/self/mountinfo | grep -q allow_other ||
+grep -F " $mnt " /proc/self/mountinfo | grep allow_other >/dev/null ||
 	fail "allow_other not passed to the mount"
 pid=$(python3 "$helper" pid "$work/snap.tar.xz" "$mnt")
-ls -l "/proc/$pid/fd" | grep -qF "$work/cache/" ||
+ls -l "/proc/$pid/fd" | grep -F "$work/cache/" >/dev/null ||
 	fail "no spill file of the daemon in cache_dir"
 [ -z "$(ls -A "$work/cache")" ] || fail "spill file not unlinked"
 python3 "$helper" read-all "$work/snap.tar.xz" "$mnt" >/dev/null ||
@@ -112,9 +112,9 @@ expect_rc 2 "$WSNAP_BIN" mount -o uid=abc "$work/snap.tar" "$mnt"
 expect_rc 2 "$WSNAP_BIN" mount "$work/snap.tar"
 expect_rc 2 "$WSNAP_BIN" mount --no-such-option "$work/snap.tar" "$mnt"
 ! is_mounted "$mnt" || fail "mounted despite a usage error"
-"$WSNAP_BIN" mount --help | grep -q '^usage: wsnap mount' ||
+"$WSNAP_BIN" mount --help | grep '^usage: wsnap mount' >/dev/null ||
 	fail "mount --help"
-"$WSNAP_BIN" unmount --help | grep -q '^usage: wsnap unmount' ||
+"$WSNAP_BIN" unmount --help | grep '^usage: wsnap unmount' >/dev/null ||
 	fail "unmount --help"
 
 # unmount of what is not a wsnap mount

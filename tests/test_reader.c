@@ -637,7 +637,7 @@ static void test_reader_names_are_raw_bytes(void **state)
 			 * standard), linkpath too; ustar fields; the
 			 * writer's hdrcharset=BINARY */
 			add_pax_member(a, "path", names[i], strlen(names[i]),
-				       "p", '2', NULL, 0, NULL);
+				       "p", '2', NULL, 0, "t");
 			ts_add_raw_member(a, names[i], '2', 0777, NULL, 0,
 					  names[i]);
 			ts_add_file(a, names[i], 0644, "w", 1);
@@ -1599,6 +1599,32 @@ static void expect_invalid_exts(const struct ext_spec (*cases)[EXT_MAX + 1],
 	}
 }
 
+/* The extension headers before a symlink "l" -> "t" (or, link NULL, an
+ * empty file "f") give it these names. */
+static void expect_exts_names(const struct ext_spec *e, const char *name,
+			      const char *link)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char *tar;
+	struct run run;
+	size_t len;
+
+	add_exts(a, e);
+	if (link)
+		ts_add_raw_member(a, "l", '2', 0777, NULL, 0, "t");
+	else
+		ts_add_raw_member(a, "f", '0', 0644, NULL, 0, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 1);
+	assert_string_equal(run.rec.m[0].name, name);
+	if (link)
+		assert_string_equal(run.rec.m[0].link, link);
+	run_release(&run);
+	free(tar);
+}
+
 /*
  * Bug: two GNU long names for one member were accepted, and libarchive
  * reported the last ('safe...') where tarfile reads the first
@@ -1626,32 +1652,20 @@ static void test_reader_repeated_extension_headers(void **state)
 		EXT_PAX("mtime", "7"),
 		{0},
 	};
-	struct ts_archive *a = ts_archive_new();
-	unsigned char *tar;
-	struct run run;
-	size_t len;
 
 	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
 	/* one of each kind is fine */
-	add_exts(a, one_each);
-	ts_add_raw_member(a, "l", '2', 0777, NULL, 0, "t");
-	tar = ts_archive_finish(a, 1, &len);
-	run_bytes(&run, tar, len, SRC_PIPE, false);
-	assert_int_equal(run.st, WSNAP_OK);
-	assert_int_equal(run.rec.n, 1);
-	assert_string_equal(run.rec.m[0].name, "long-name");
-	assert_string_equal(run.rec.m[0].link, "long-target");
-	assert_int_equal(run.rec.m[0].mtime_sec, 7);
-	run_release(&run);
-	free(tar);
+	expect_exts_names(one_each, "long-name", "long-target");
 }
 
 /*
  * Bug: a member named by both an 'L' record and a pax path was accepted
  * ('longname-and-pax-path.tar'): libarchive and tarfile take the outer
  * one, GNU tar the pax path. Refused in both orders, and so are 'K' with
- * a pax linkpath and a pax path with GNU.sparse.name (libarchive always
- * takes the sparse name, tarfile the later record).
+ * a pax linkpath, and a pax path after GNU.sparse.name (libarchive always
+ * takes the sparse name, tarfile the later record: GNU tar's sparse 0.1
+ * with a long name reads as '.../GNUSparseFile.N/...' in tarfile). A path
+ * before the sparse name (bsdtar) reads alike.
  */
 static void test_reader_two_name_sources(void **state)
 {
@@ -1663,8 +1677,13 @@ static void test_reader_two_name_sources(void **state)
 		{{'x', "GNU.sparse.name", "safe", "path", "../evil"}},
 		{EXT_GNU('L', "safe"), EXT_PAX("GNU.sparse.name", "../evil")},
 	};
+	static const struct ext_spec path_first[] = {
+		{'x', "path", "GNUSparseFile.1/n", "GNU.sparse.name", "n"},
+		{0},
+	};
 
 	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	expect_exts_names(path_first, "n", NULL);
 }
 
 /* A raw ustar member "passwd" with the given magic and prefix. */
@@ -1896,6 +1915,303 @@ static void test_reader_negative_pax_mtime(void **state)
 	}
 }
 
+/* Two raw members; the second's field at off (of width n) is replaced by
+ * the given bytes (NUL-padded), its checksum made right. */
+static unsigned char *field_archive(size_t off, const void *val, size_t n,
+				    size_t vlen, size_t *len)
+{
+	unsigned char *tar = two_members(len, 1);
+
+	assert_true(vlen <= n);
+	memset(tar + 1024 + off, 0, n);
+	memcpy(tar + 1024 + off, val, vlen);
+	ts_raw_checksum(tar + 1024);
+	return tar;
+}
+
+/*
+ * Bug: number fields that libarchive and tarfile read differently were
+ * accepted. libarchive reads octal up to the first non-digit; tarfile
+ * takes the field up to its first NUL and hands it to int(s, 8): "12x"
+ * or a base-256 marker other than 0x80 / 0xff make it refuse the header
+ * and end the archive there, silently (the members after it are
+ * libarchive's alone); "1_0", "0o10", "+10" it reads as numbers
+ * libarchive does not see. Every number field of every header block.
+ */
+static void test_reader_number_fields_as_tarfile(void **state)
+{
+	static const unsigned short fields[][2] = {
+		{100, 8},  {108, 8}, {116, 8}, {124, 12},
+		{136, 12}, {329, 8}, {337, 8},
+	};
+	static const struct {
+		const char *v;
+		size_t len;
+		bool ok;
+	} vals[] = {
+		{"12x", 3, false},
+		{"1_0", 3, false},
+		{"0o10", 4, false},
+		{"+1", 2, false},
+		{"\n1", 2, false},
+		{"1 2", 3, false},
+		{"\x81\0\0\0\0\0\0\1", 8, false},
+		{"  1 \0jk", 7, true},
+		{"\t1\t", 3, true},
+		{"\x80\0\0\0\0\0\0\1", 8, true},
+		{"", 0, true},
+		{"    ", 4, true},
+	};
+	unsigned char *tar;
+	size_t f, v, len;
+
+	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
+		for (v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+			/* sizes other than 1 would misplace the data */
+			if (fields[f][0] == TS_RAW_SIZE &&
+			    (vals[v].ok || vals[v].v[0] == '\x81'))
+				continue;
+			tar = field_archive(fields[f][0], vals[v].v,
+					    fields[f][1], vals[v].len, &len);
+			if (vals[v].ok)
+				expect_members(tar, len, 2);
+			else
+				expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+	/* the checksum field: "001234 7" passes libarchive's check as
+	 * 001234, tarfile refuses it */
+	{
+		char ck[9];
+
+		tar = two_members(&len, 1);
+		memcpy(ck, tar + 1024 + TS_RAW_CHKSUM, 8);
+		ck[6] = ' ';
+		ck[7] = '7';
+		memcpy(tar + 1024 + TS_RAW_CHKSUM, ck, 8);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* an extension header's fields count too */
+	{
+		struct ts_archive *a = ts_archive_new();
+
+		add_gnu_long(a, 'L', "name");
+		ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		memcpy(tar + 108, "1_0\0", 4);
+		ts_raw_checksum(tar);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+/*
+ * Bug: old GNU sparse headers that tarfile reads differently were
+ * accepted: an empty real size (tarfile: 0, libarchive: the size field),
+ * entries after the first with a NUL offset (libarchive stops there,
+ * tarfile reads on), an extension-block entry at offset 0 with data
+ * (tarfile drops it), an entry tarfile cannot parse.
+ */
+static void test_reader_old_gnu_sparse_fields(void **state)
+{
+	static const uint64_t runs[][2] = {
+		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
+		{400, 1}, {500, 1}, {600, 1},
+	};
+	static const struct {
+		size_t off;
+		const char *v;
+		size_t n;
+	} bad[] = {
+		{483, "", 12}, /* no real size */
+		{386 + 24,
+		 "\0"
+		 "1",
+		 12},		      /* NUL offset, then bytes */
+		{512 + 24, "0", 12},  /* ext block: (0, 1) */
+		{386 + 12, "5x", 12}, /* unparsable length */
+	};
+	size_t i, len;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		add_gnu_sparse(a, "sp", 1000, runs, 7, 0);
+		tar = ts_archive_finish(a, 1, &len);
+		memset(tar + bad[i].off, 0, bad[i].n);
+		memcpy(tar + bad[i].off, bad[i].v,
+		       i == 1 ? 2 : strlen(bad[i].v));
+		ts_raw_checksum(tar);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+/* A pax header with the given records (key, value, ..., NULL; raw padding
+ * after them), a "GNUSparseFile.0/sp" member of 4 data bytes, and the end
+ * marker. */
+static unsigned char *pax_sparse_records(const char *const *kv,
+					 const char *padding, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	char body[1024];
+	unsigned char h[512];
+	size_t used = 0, i, pad;
+
+	for (i = 0; kv[i]; i += 2)
+		pax_str(body, sizeof(body), &used, kv[i], kv[i + 1]);
+	ts_raw_header(h, "PaxHeader/sp", 'x', 0644, used, NULL);
+	ts_add_raw(a, h, sizeof(h));
+	ts_add_raw(a, body, used);
+	pad = (512 - used % 512) % 512;
+	memset(body, 0, sizeof(body));
+	if (padding)
+		memcpy(body, padding, strlen(padding));
+	assert_true(strlen(padding ? padding : "") <= pad);
+	ts_add_raw(a, body, pad);
+	ts_add_raw_member(a, "GNUSparseFile.0/sp", '0', 0644, "abcd", 4, NULL);
+	return ts_archive_finish(a, 1, len);
+}
+
+/*
+ * Bug: pax sparse headers that libarchive and tarfile map differently
+ * were accepted: 0.0 pairs out of order (offset, offset, numbytes: the
+ * runs differ), without or after GNU.sparse.numblocks, more or fewer than
+ * numblocks, without GNU.sparse.size (tarfile: not sparse); offset text
+ * in another value or in the padding (tarfile finds pairs by a regular
+ * expression over the raw block); two maps (libarchive adds both,
+ * tarfile keeps the last); formats mixed; major "01" (tarfile compares
+ * the text); GNU.sparse.size alone (tarfile: all holes); SUN.holesdata.
+ */
+static void test_reader_pax_sparse_formats(void **state)
+{
+#define S "GNU.sparse."
+	/* clang-format off */
+	static const char *const good00[] = {
+		S "size", "9000", S "numblocks", "1",
+		S "offset", "8192", S "numbytes", "4", NULL,
+	};
+	/* clang-format on */
+	static const char *const bad[][13] = {
+		{S "size", "9000", S "numblocks", "1", S "offset", "0",
+		 S "offset", "8192", S "numbytes", "4"},
+		{S "size", "9000", S "numblocks", "1", S "numbytes", "4",
+		 S "offset", "8192"},
+		{S "size", "9000", S "offset", "8192", S "numbytes", "4"},
+		{S "size", "9000", S "offset", "8192", S "numblocks", "1",
+		 S "numbytes", "4"},
+		{S "size", "9000", S "numblocks", "2", S "offset", "8192",
+		 S "numbytes", "4"},
+		{S "numblocks", "1", S "offset", "0", S "numbytes", "4"},
+		{S "size", "9000", S "numblocks", "1", "comment",
+		 "x\n1 GNU.sparse.offset=0\n", S "offset", "8192", S "numbytes",
+		 "4"},
+		{S "size", "9000", S "map", "0,2", S "map", "100,2"},
+		{S "size", "9000", S "map", "0,4", S "numblocks", "1",
+		 S "offset", "100", S "numbytes", "0"},
+		{S "major", "1", S "minor", "0", S "map", "0,4"},
+		{S "major", "01", S "minor", "0"},
+		{S "size", "4"},
+		{"SUN.holesdata", " 0 4 8192 9000"},
+	};
+#undef S
+	unsigned char *tar;
+	size_t i, len;
+	struct run run;
+
+	tar = pax_sparse_records(good00, NULL, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.m[0].nsparse, 1);
+	assert_int_equal(run.rec.m[0].runs[0].offset, 8192);
+	run_release(&run);
+	free(tar);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tar = pax_sparse_records(bad[i], NULL, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* the good header with a pair in its padding */
+	tar = pax_sparse_records(good00, "9 GNU.sparse.numbytes=4\n", &len);
+	expect_invalid(tar, len);
+	free(tar);
+}
+
+/*
+ * Bug: typeflag NUL with a name ending in '/' from a long name, a pax path
+ * or the prefix was reported as a directory (as libarchive has it) while
+ * tarfile, which looks at the name field only, reads a regular file.
+ */
+static void test_reader_nul_typeflag_slash(void **state)
+{
+	static const struct ext_spec pax_path[] = {EXT_PAX("path", "x/"), {0}};
+	unsigned char h[512], *tar;
+	struct ts_archive *a;
+	struct run run;
+	size_t len, i;
+
+	for (i = 0; i < 3; i++) {
+		a = ts_archive_new();
+		if (i == 0)
+			add_gnu_long(a, 'L', "x/");
+		else if (i == 1)
+			add_exts(a, pax_path);
+		ts_raw_header(h, i == 2 ? "" : "y", '\0', 0755, 0, NULL);
+		if (i == 2)
+			memcpy(h + TS_RAW_PREFIX, "a", 1);
+		ts_raw_checksum(h);
+		ts_add_raw(a, h, sizeof(h));
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	/* the name field decides for both: "y/" is a directory named "x" */
+	a = ts_archive_new();
+	add_gnu_long(a, 'L', "x");
+	ts_add_raw_member(a, "y/", '\0', 0755, NULL, 0, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_string_equal(run.rec.m[0].name, "x");
+	assert_int_equal(run.rec.m[0].type, WSNAP_RAW_DIR);
+	run_release(&run);
+	free(tar);
+}
+
+/*
+ * Bug (fuzz_export crash-e040e7ac): a symlink with an empty target was
+ * accepted, listed and mounted as 'l -> ', and export then failed with
+ * ENOENT, since no filesystem holds an empty symlink. Refused as an
+ * unreadable member. And an empty pax linkpath (or path) was taken as
+ * absent, as libarchive does ('l -> ignored'), while tarfile reads the
+ * empty value (for a path: a file at the archive root).
+ */
+static void test_reader_symlink_empty_target(void **state)
+{
+	static const struct ext_spec pax_empty[][2] = {
+		{EXT_PAX("linkpath", "")},
+		{EXT_PAX("path", "")},
+	};
+	size_t i, len;
+
+	for (i = 0; i < 3; i++) {
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+
+		if (i > 0)
+			add_exts(a, pax_empty[i - 1]);
+		ts_add_raw_member(a, "l", '2', 0777, NULL, 0,
+				  i > 0 ? "ignored" : "");
+		ts_add_raw_member(a, "a", '0', 0644, "x", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
 static void test_reader_header_region_is_bounded(void **state)
 {
 	/* five 900 KiB pax headers for one member exceed the bound */
@@ -1996,6 +2312,11 @@ int main(void)
 		cmocka_unit_test(test_reader_raw_numbers_overflow),
 		cmocka_unit_test(test_reader_sparse_map_odd),
 		cmocka_unit_test(test_reader_negative_pax_mtime),
+		cmocka_unit_test(test_reader_number_fields_as_tarfile),
+		cmocka_unit_test(test_reader_old_gnu_sparse_fields),
+		cmocka_unit_test(test_reader_pax_sparse_formats),
+		cmocka_unit_test(test_reader_nul_typeflag_slash),
+		cmocka_unit_test(test_reader_symlink_empty_target),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),
