@@ -2,12 +2,253 @@
  * wsnap_index_build (index.h): the reader feeds the builder member by
  * member, then the builder finishes the policy and the index gets the
  * data descriptor and the reader's figures.
+ *
+ * The two run as a pipeline on two threads: a reader thread parses the
+ * archive (libarchive, our header checks) and copies each member into a
+ * batch; this thread takes full batches in archive order and hands their
+ * members to the builder. Reading is the larger half, so the policy costs
+ * little wall time on a machine with a second core. The outcome is exactly
+ * that of the sequential loop:
+ *  - the builder sees every member in archive order, the members before a
+ *    stream error included, so a rejection of an earlier member wins over a
+ *    stream error the reader meets further on;
+ *  - once the builder fails, the reader is told to stop at its next batch
+ *    and its own outcome is ignored.
+ * Invariants:
+ *  - the ring holds BP_SLOTS batches; the reader fills slot
+ *    (head + count) % BP_SLOTS, never one of the count full ones, so a
+ *    batch is touched by one thread at a time (handed over under the lock);
+ *  - a batch's bytes never move once a member points into them: a member
+ *    that does not fit ends the batch, and only an empty batch grows (to
+ *    hold one member bigger than BP_BATCH_BYTES, which the reader bounds by
+ *    WSNAP_READER_MAX_HEADER_BYTES). Memory is BP_SLOTS batches.
+ * When no thread can be started, the reader calls the builder directly.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "builder.h"
 #include "index.h"
 #include "reader.h"
+
+#define BP_SLOTS	 4
+#define BP_BATCH_MEMBERS 1024
+#define BP_BATCH_BYTES	 (64u << 10)
+#define BP_ALIGN	 _Alignof(struct wsnap_sparse_run)
+
+struct bp_batch {
+	struct wsnap_raw_member m[BP_BATCH_MEMBERS];
+	size_t n;
+	char *bytes; /* names, targets, sparse runs of m[0..n) */
+	size_t used, cap;
+};
+
+struct bp {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct bp_batch slots[BP_SLOTS];
+	unsigned head, count; /* the full batches, in archive order */
+	unsigned fill; /* the reader's batch: (head + count) % BP_SLOTS */
+	bool stop;     /* the builder failed: the reader stops */
+	bool done;     /* the reader returned: rd_status is set */
+
+	/* the reader thread's side */
+	int fd;
+	const struct wsnap_reader_opts *opts;
+	struct wsnap_reader_result res;
+	enum wsnap_status rd_status;
+	struct wsnap_error rd_err;
+};
+
+/* Bytes a member takes in a batch, or SIZE_MAX when that overflows. */
+static size_t bp_need(const struct wsnap_raw_member *m)
+{
+	size_t link = m->linkname ? m->linkname_len + 1 : 0;
+	size_t runs;
+
+	if (m->nsparse > SIZE_MAX / sizeof(*m->sparse) - BP_ALIGN)
+		return SIZE_MAX;
+	runs = m->nsparse * sizeof(*m->sparse) + BP_ALIGN;
+	if (m->name_len > SIZE_MAX - 1 - link - runs)
+		return SIZE_MAX;
+	return m->name_len + 1 + link + runs;
+}
+
+static char *bp_copy(struct bp_batch *b, const void *p, size_t len)
+{
+	char *at = b->bytes + b->used;
+
+	memcpy(at, p, len);
+	b->used += len;
+	return at;
+}
+
+/* Hands the batch being filled to the builder; waits for a free slot.
+ * Returns false when the builder has failed. */
+static bool bp_publish(struct bp *p)
+{
+	bool go;
+
+	pthread_mutex_lock(&p->lock);
+	p->count++;
+	p->fill = (p->fill + 1) % BP_SLOTS;
+	pthread_cond_broadcast(&p->cond);
+	while (p->count == BP_SLOTS && !p->stop)
+		pthread_cond_wait(&p->cond, &p->lock);
+	go = !p->stop;
+	pthread_mutex_unlock(&p->lock);
+	return go;
+}
+
+/* The reader's callback on the reader thread: copies m into the batch. */
+static enum wsnap_status bp_put(void *ctx, const struct wsnap_raw_member *m,
+				struct wsnap_error *err)
+{
+	struct bp *p = ctx;
+	struct bp_batch *b = &p->slots[p->fill];
+	struct wsnap_raw_member *c;
+	size_t need = bp_need(m), pad;
+
+	if (need == SIZE_MAX)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	if (b->n == BP_BATCH_MEMBERS || (b->n && need > b->cap - b->used)) {
+		if (!bp_publish(p))
+			return WSNAP_REJECTED; /* the builder's error stands */
+		b = &p->slots[p->fill];
+	}
+	if (need > b->cap - b->used) {
+		/* an empty batch: nothing points into its bytes yet */
+		size_t cap = need > BP_BATCH_BYTES ? need : BP_BATCH_BYTES;
+		char *bytes = malloc(cap);
+
+		if (!bytes)
+			return wsnap_error_io(err, ENOMEM, NULL,
+					      "out of memory");
+		free(b->bytes);
+		b->bytes = bytes;
+		b->cap = cap;
+		b->used = 0;
+	}
+	c = &b->m[b->n++];
+	*c = *m;
+	c->name = bp_copy(b, m->name, m->name_len + 1);
+	if (m->linkname)
+		c->linkname = bp_copy(b, m->linkname, m->linkname_len + 1);
+	if (m->nsparse) {
+		pad = (BP_ALIGN - (uintptr_t)(b->bytes + b->used) % BP_ALIGN) %
+		      BP_ALIGN;
+		b->used += pad;
+		c->sparse =
+			(const struct wsnap_sparse_run *)(const void *)bp_copy(
+				b, m->sparse, m->nsparse * sizeof(*m->sparse));
+	} else {
+		c->sparse = NULL;
+	}
+	return WSNAP_OK;
+}
+
+static void *bp_reader(void *arg)
+{
+	struct bp *p = arg;
+
+	p->rd_status = wsnap_reader_run(p->fd, p->opts, bp_put, p, &p->res,
+					&p->rd_err);
+	pthread_mutex_lock(&p->lock);
+	/* the members before an error are the builder's to judge too */
+	if (!p->stop && p->slots[p->fill].n)
+		p->count++;
+	p->done = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Feeds the builder the batches in order until the reader is done or the
+ * builder fails. */
+static enum wsnap_status bp_consume(struct bp *p, struct wsnap_builder *b,
+				    struct wsnap_error *err)
+{
+	enum wsnap_status st = WSNAP_OK;
+
+	for (;;) {
+		struct bp_batch *batch;
+		size_t i;
+
+		pthread_mutex_lock(&p->lock);
+		while (!p->count && !p->done)
+			pthread_cond_wait(&p->cond, &p->lock);
+		if (!p->count) {
+			pthread_mutex_unlock(&p->lock);
+			return WSNAP_OK;
+		}
+		batch = &p->slots[p->head];
+		pthread_mutex_unlock(&p->lock);
+
+		for (i = 0; i < batch->n && st == WSNAP_OK; i++)
+			st = wsnap_builder_add(b, &batch->m[i], err);
+
+		pthread_mutex_lock(&p->lock);
+		batch->n = 0;
+		batch->used = 0;
+		p->head = (p->head + 1) % BP_SLOTS;
+		p->count--;
+		if (st != WSNAP_OK)
+			p->stop = true;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+		if (st != WSNAP_OK)
+			return st;
+	}
+}
+
+/*
+ * Runs the reader into the builder, on two threads when one can be
+ * started. On success *res holds the reader's result.
+ */
+static enum wsnap_status bp_run(int fd, const struct wsnap_reader_opts *opts,
+				struct wsnap_builder *b,
+				struct wsnap_reader_result *res,
+				struct wsnap_error *err)
+{
+	struct bp *p = calloc(1, sizeof(*p));
+	enum wsnap_status st;
+	pthread_t tid;
+	size_t i;
+
+	if (!p)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	p->fd = fd;
+	p->opts = opts;
+	p->res.data_fd = -1;
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	if (pthread_create(&tid, NULL, bp_reader, p) != 0) {
+		st = wsnap_reader_run(fd, opts, wsnap_builder_add, b, res, err);
+		goto out;
+	}
+	st = bp_consume(p, b, err);
+	pthread_join(tid, NULL);
+	if (st == WSNAP_OK && p->rd_status != WSNAP_OK) {
+		st = p->rd_status;
+		*err = p->rd_err;
+	}
+	if (st != WSNAP_OK && p->res.data_fd >= 0)
+		close(p->res.data_fd);
+	else
+		*res = p->res;
+out:
+	for (i = 0; i < BP_SLOTS; i++)
+		free(p->slots[i].bytes);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	free(p);
+	return st;
+}
 
 enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 				    const struct wsnap_policy *policy,
@@ -23,7 +264,7 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 	st = wsnap_builder_new(&b, policy, err);
 	if (st != WSNAP_OK)
 		return st;
-	st = wsnap_reader_run(fd, opts, wsnap_builder_add, b, &res, err);
+	st = bp_run(fd, opts, b, &res, err);
 	if (st != WSNAP_OK) {
 		/* the reader keeps no descriptor on failure */
 		wsnap_builder_free(b);

@@ -192,6 +192,18 @@ static void compute_stats(struct wsnap_index *idx)
 	st->compression = "none";
 }
 
+/* Archives are often written in path order already (tar --sort=name, wsnap
+ * pack): then one pass replaces the sort. */
+static bool sort_ents_sorted(const struct sort_ent *ents, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 1; i < n; i++)
+		if (strcmp(ents[i - 1].path, ents[i].path) > 0)
+			return false;
+	return true;
+}
+
 /*
  * Full paths of the tree into buf (NULL: only measure), in id order:
  * ents[id - 1] gets the path and the id, plen[id] its length. Returns the
@@ -321,7 +333,8 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 	idx->targets_bytes = ttotal;
 	tree_paths(idx->nodes, n, plen, ents, idx->paths, &ttotal);
 	/* the root's "" sorts first */
-	qsort(ents, n, sizeof(*ents), sort_ent_cmp);
+	if (!sort_ents_sorted(ents, n))
+		qsort(ents, n, sizeof(*ents), sort_ent_cmp);
 	for (ino = 1; ino <= n; ino++)
 		inomap[ents[ino - 1].id] = ino;
 	done = calloc((size_t)n / 8 + 1, 1);

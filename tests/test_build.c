@@ -1,0 +1,241 @@
+/*
+ * Unit tests of core/build.c: the reader and the builder run as a pipeline
+ * (batches of members handed between two threads), and the outcome must be
+ * that of the sequential loop whatever the batch boundaries: every member
+ * reaches the builder in archive order, a rejection of an earlier member
+ * wins over a stream error further on, members bigger than a batch's bytes
+ * pass whole, and the reader stops once the builder has failed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "index.h"
+#include "policy.h"
+#include "support.h"
+
+/* More members than several batches hold (a batch is 1024 members). */
+#define MANY 5000
+
+static void add_many(struct ts_archive *a, unsigned from, unsigned to)
+{
+	char name[64];
+	unsigned i;
+
+	for (i = from; i < to; i++) {
+		snprintf(name, sizeof(name), "d%02u/f%05u", i % 7, i);
+		ts_add_file(a, name, 0644, name, strlen(name));
+	}
+}
+
+/* Ends the archive with a KiB of garbage instead of the end marker. */
+static unsigned char *finish_with_junk(struct ts_archive *a, size_t *len)
+{
+	unsigned char junk[1024];
+
+	memset(junk, 'j', sizeof(junk));
+	ts_add_raw(a, junk, sizeof(junk));
+	return ts_archive_finish(a, 0, len);
+}
+
+/* Builds the index of the archive bytes from a memfd and from a pipe;
+ * both must agree on the status and the error. */
+static enum wsnap_status build(unsigned char *tar, size_t len,
+			       struct wsnap_index **out,
+			       struct wsnap_error *err)
+{
+	struct wsnap_reader_opts o = {.keep_data = false};
+	struct wsnap_policy p;
+	struct wsnap_error perr;
+	struct wsnap_index *pidx = NULL;
+	enum wsnap_status st, pst;
+	int fd;
+
+	wsnap_policy_init(&p);
+	fd = ts_memfd(tar, len);
+	st = wsnap_index_build(out, fd, &p, &o, err);
+	close(fd);
+	fd = ts_pipefd(tar, len);
+	pst = wsnap_index_build(&pidx, fd, &p, &o, &perr);
+	close(fd);
+	wsnap_index_free(pidx);
+	wsnap_policy_release(&p);
+	assert_int_equal(st, pst);
+	if (st != WSNAP_OK) {
+		assert_string_equal(err->member, perr.member);
+		assert_string_equal(err->reason, perr.reason);
+	}
+	return st;
+}
+
+static void test_build_every_member_in_order(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	struct wsnap_index_stats st;
+	char name[64];
+	unsigned char *tar;
+	size_t len;
+	unsigned i;
+
+	add_many(a, 0, MANY);
+	tar = ts_archive_finish(a, 1, &len);
+	assert_int_equal(build(tar, len, &idx, &err), WSNAP_OK);
+	wsnap_index_stats(idx, &st);
+	assert_int_equal(st.members, MANY);
+	assert_int_equal(st.files, MANY);
+	for (i = 0; i < MANY; i++) {
+		const struct wsnap_node *n;
+		uint32_t ino;
+
+		snprintf(name, sizeof(name), "d%02u/f%05u", i % 7, i);
+		ino = wsnap_index_lookup(idx, name, strlen(name));
+		assert_int_not_equal(ino, 0);
+		n = wsnap_index_node(idx, ino);
+		/* 'order' is the position the builder saw the member at */
+		assert_int_equal(n->order, i + 1);
+		assert_int_equal(n->size, strlen(name));
+	}
+	wsnap_index_free(idx);
+	free(tar);
+}
+
+/* A rejected member in the fourth batch, garbage thousands of members
+ * later: the rejection, as the sequential loop would report it. */
+static void test_build_rejection_before_stream_error(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	unsigned char *tar;
+	size_t len;
+
+	add_many(a, 0, 3500);
+	ts_add_file(a, "../escape", 0644, "x", 1);
+	add_many(a, 3500, MANY);
+	tar = finish_with_junk(a, &len);
+	assert_int_equal(build(tar, len, &idx, &err), WSNAP_REJECTED);
+	assert_null(idx);
+	assert_string_equal(err.member, "../escape");
+	assert_string_equal(err.reason, "parent traversal");
+	free(tar);
+}
+
+/* Garbage after many good members: the stream error, after the builder
+ * judged every member before it (a rejection among them would win). */
+static void test_build_stream_error_after_batches(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	unsigned char *tar;
+	size_t len;
+
+	add_many(a, 0, MANY);
+	tar = finish_with_junk(a, &len);
+	assert_int_equal(build(tar, len, &idx, &err), WSNAP_REJECTED);
+	assert_null(idx);
+	assert_string_equal(err.member, WSNAP_TAR_MEMBER);
+	assert_string_equal(err.reason, WSNAP_REASON_INVALID_STREAM);
+	free(tar);
+}
+
+/* The last member of the archive is rejected: the final, partial batch
+ * reaches the builder too. */
+static void test_build_last_partial_batch_judged(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	unsigned char *tar;
+	size_t len;
+
+	add_many(a, 0, 2049);
+	ts_add_file(a, "/etc/passwd", 0644, "x", 1);
+	tar = ts_archive_finish(a, 1, &len);
+	assert_int_equal(build(tar, len, &idx, &err), WSNAP_REJECTED);
+	assert_string_equal(err.member, "/etc/passwd");
+	assert_string_equal(err.reason, "absolute path");
+	free(tar);
+}
+
+/* Names and targets far bigger than a batch's 256 KiB of bytes, between
+ * ordinary members: each passes whole, byte for byte. */
+static void test_build_member_bigger_than_a_batch(void **state)
+{
+	struct wsnap_policy p;
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_reader_opts o = {.keep_data = false};
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	const struct wsnap_node *n;
+	size_t big = 600u << 10, i, len;
+	char *name = malloc(big + 1), *target = malloc(big + 1);
+	unsigned char *tar;
+	uint32_t ino;
+	int fd;
+
+	assert_non_null(name);
+	assert_non_null(target);
+	/* one long component under a directory */
+	memcpy(name, "big/", 4);
+	for (i = 4; i < big; i++)
+		name[i] = (char)('a' + i % 26);
+	name[big] = '\0';
+	for (i = 0; i < big; i++)
+		target[i] = "../"[i % 3];
+	memcpy(target + big - 3, "x/y", 3);
+	target[big] = '\0';
+	add_many(a, 0, 1500);
+	ts_add_file(a, name, 0644, "big", 3);
+	add_many(a, 1500, 1600);
+	ts_add_symlink(a, "long-link", target);
+	add_many(a, 1600, 3000);
+	tar = ts_archive_finish(a, 1, &len);
+
+	wsnap_policy_init(&p);
+	p.allow_external_symlinks = true;
+	p.max_path_length = UINT64_MAX;
+	p.max_depth = UINT64_MAX;
+	fd = ts_memfd(tar, len);
+	if (wsnap_index_build(&idx, fd, &p, &o, &err) != WSNAP_OK)
+		fail_msg("rejected '%.40s': %s", err.member, err.reason);
+	close(fd);
+	ino = wsnap_index_lookup(idx, name, big);
+	assert_int_not_equal(ino, 0);
+	n = wsnap_index_node(idx, ino);
+	assert_int_equal(n->order, 1501);
+	assert_int_equal(n->size, 3);
+	ino = wsnap_index_lookup(idx, "long-link", 9);
+	assert_int_not_equal(ino, 0);
+	n = wsnap_index_node(idx, ino);
+	assert_int_equal(n->order, 1602);
+	assert_non_null(n->target);
+	assert_int_equal(strlen(n->target), big);
+	assert_memory_equal(n->target, target, big);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+	free(tar);
+	free(name);
+	free(target);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_build_every_member_in_order),
+		cmocka_unit_test(test_build_rejection_before_stream_error),
+		cmocka_unit_test(test_build_stream_error_after_batches),
+		cmocka_unit_test(test_build_last_partial_batch_judged),
+		cmocka_unit_test(test_build_member_bigger_than_a_batch),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
