@@ -23,6 +23,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +53,12 @@
 /* Progress callback at least every so many members or bytes. */
 #define PROGRESS_MEMBERS 2048u
 #define PROGRESS_BYTES	 (32ull << 20)
+/* Pass 1 writes files on up to EXP_MAX_WORKERS threads (one per online
+ * CPU) when there are at least EXP_PAR_MIN_FILES of them; a unit of work is
+ * a run of consecutive files of one directory, at most EXP_UNIT_FILES. */
+#define EXP_MAX_WORKERS	  4
+#define EXP_PAR_MIN_FILES 1024u
+#define EXP_UNIT_FILES	  4096u
 /* Directory levels wsnap_export_remove_tree descends at most. */
 #define REMOVE_MAX_DEPTH 1024u
 
@@ -903,10 +911,279 @@ static enum wsnap_status check_data(struct exp *x)
 	return WSNAP_OK;
 }
 
+/* ---- pass 1 on several threads ------------------------------------- */
+
+/*
+ * Parallel pass 1: this thread first makes every directory member (in
+ * archive order) and the parent of every file, so that the file writers
+ * only create leaves; then the files are written by several workers, each a
+ * struct exp of its own (parent cache, window, buffers, stats, error) over
+ * the shared index, destination root and data descriptor. Each worker takes
+ * units in archive order; every file is still created O_EXCL at 0600,
+ * filled, fchmod'ed and dated exactly as in the sequential pass, through
+ * the same descriptor discipline, so the invariants of export.h hold per
+ * operation whatever the interleaving. Files of one directory stay on one
+ * worker (ext4 and most filesystems serialize creates in a directory). On
+ * failure the workers stop after their current file and the error of the
+ * earliest file in archive order is reported; files later in the archive
+ * may have been written by then (a fresh destination is removed anyway).
+ */
+struct exp_unit {
+	uint32_t first, end; /* indexes into the file keys */
+};
+
+struct exp_pool {
+	pthread_mutex_t lock;
+	const struct order_key *files;
+	const struct exp_unit *units;
+	uint32_t nunits, next;
+	bool stop;
+	_Atomic uint64_t members_done, bytes_done;
+};
+
+struct exp_worker {
+	struct exp x;
+	struct exp_pool *pool;
+	struct wsnap_export_stats st;
+	struct wsnap_error err;
+	enum wsnap_status status;
+	uint32_t fail_order; /* archive order of the failing file */
+	bool main;	     /* the calling thread: reports progress */
+	struct exp *parent;
+};
+
+static unsigned exp_workers_wanted(const struct exp *x, uint32_t nfiles)
+{
+	unsigned want = x->opts ? x->opts->workers : 0;
+	long n;
+
+	if (x->stream || (x->opts && x->opts->node) || nfiles < 2)
+		return 1;
+	if (want)
+		return want > EXP_MAX_WORKERS ? EXP_MAX_WORKERS : want;
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (nfiles < EXP_PAR_MIN_FILES || n < 2)
+		return 1;
+	return n > EXP_MAX_WORKERS ? EXP_MAX_WORKERS : (unsigned)n;
+}
+
+/* A worker's own state over the shared parts of x. */
+static enum wsnap_status exp_worker_init(struct exp_worker *w, struct exp *x)
+{
+	uint32_t maxdepth = 0, ino;
+
+	for (ino = WSNAP_ROOT_INO; ino <= x->count; ino++)
+		if (x->depth[ino] > maxdepth)
+			maxdepth = x->depth[ino];
+	w->x = *x;
+	w->x.st = &w->st;
+	w->x.err = &w->err;
+	w->st.openat2 = x->st->openat2;
+	w->x.stack = calloc((size_t)maxdepth + 1, sizeof(*w->x.stack));
+	w->x.chain = calloc((size_t)maxdepth + 1, sizeof(*w->x.chain));
+	w->x.buf = malloc(COPY_BUF_SIZE);
+	w->x.win = malloc(WINDOW_SIZE);
+	w->x.win_off = 0;
+	w->x.win_len = 0;
+	w->x.top = 0;
+	w->x.ncached = 0;
+	w->parent = x;
+	if (!w->x.stack || !w->x.chain || !w->x.buf || !w->x.win)
+		return fail_io(x, ENOMEM, NULL, "out of memory");
+	w->x.stack[0].ino = WSNAP_ROOT_INO;
+	w->x.stack[0].fd = x->rootfd;
+	return WSNAP_OK;
+}
+
+static void exp_worker_release(struct exp_worker *w)
+{
+	if (w->x.stack)
+		pop_to(&w->x, 0);
+	free(w->x.stack);
+	free(w->x.chain);
+	free(w->x.buf);
+	free(w->x.win);
+}
+
+static void *exp_worker_run(void *arg)
+{
+	struct exp_worker *w = arg;
+	struct exp_pool *pool = w->pool;
+	enum wsnap_status s = WSNAP_OK;
+
+	for (;;) {
+		const struct exp_unit *u;
+		uint32_t i;
+
+		pthread_mutex_lock(&pool->lock);
+		u = pool->stop || pool->next == pool->nunits
+			    ? NULL
+			    : &pool->units[pool->next++];
+		pthread_mutex_unlock(&pool->lock);
+		if (!u)
+			break;
+		for (i = u->first; i < u->end; i++) {
+			const struct wsnap_node *n =
+				node_of(&w->x, pool->files[i].ino);
+
+			s = check_cancel(&w->x);
+			if (s == WSNAP_OK)
+				s = put_file(&w->x, pool->files[i].ino);
+			if (s != WSNAP_OK) {
+				w->fail_order = pool->files[i].key;
+				break;
+			}
+			w->st.members++;
+			atomic_fetch_add(&pool->members_done, 1);
+			atomic_fetch_add(&pool->bytes_done, n->size);
+			if (w->main) {
+				struct exp *p = w->parent;
+
+				p->prog.members_done =
+					atomic_load(&pool->members_done);
+				p->prog.bytes_done =
+					atomic_load(&pool->bytes_done);
+				progress_tick(p, false);
+			}
+		}
+		if (s != WSNAP_OK) {
+			pthread_mutex_lock(&pool->lock);
+			pool->stop = true;
+			pthread_mutex_unlock(&pool->lock);
+			break;
+		}
+	}
+	w->status = s;
+	return NULL;
+}
+
+static void exp_stats_add(struct wsnap_export_stats *to,
+			  const struct wsnap_export_stats *from)
+{
+	to->members += from->members;
+	to->dirs += from->dirs;
+	to->dirs_kept += from->dirs_kept;
+	to->files += from->files;
+	to->symlinks += from->symlinks;
+	to->replaced += from->replaced;
+	to->bytes += from->bytes;
+	to->openat2 = to->openat2 && from->openat2;
+	to->copy_range = to->copy_range || from->copy_range;
+}
+
+/* Splits the files (archive order) into units: runs of one directory. */
+static struct exp_unit *exp_units(const struct exp *x,
+				  const struct order_key *files, uint32_t n,
+				  uint32_t *nunits)
+{
+	struct exp_unit *u = calloc(n ? n : 1, sizeof(*u));
+	uint32_t i, k = 0;
+
+	if (!u)
+		return NULL;
+	for (i = 0; i < n; i++) {
+		uint32_t parent = node_of(x, files[i].ino)->parent;
+
+		if (i == 0 || u[k - 1].end - u[k - 1].first >= EXP_UNIT_FILES ||
+		    node_of(x, files[i - 1].ino)->parent != parent)
+			u[k++] = (struct exp_unit){i, i};
+		u[k - 1].end = i + 1;
+	}
+	*nunits = k;
+	return u;
+}
+
+/* Writes the files on nworkers threads, the calling one included. */
+static enum wsnap_status exp_write_files(struct exp *x,
+					 const struct order_key *files,
+					 uint32_t nfiles, unsigned nworkers)
+{
+	struct exp_worker *w = calloc(nworkers, sizeof(*w));
+	pthread_t tid[EXP_MAX_WORKERS];
+	bool started[EXP_MAX_WORKERS] = {false};
+	struct exp_pool pool = {.files = files};
+	struct exp_worker *first = NULL;
+	enum wsnap_status s = WSNAP_OK;
+	unsigned i;
+
+	if (!w)
+		return fail_io(x, ENOMEM, NULL, "out of memory");
+	pool.units = exp_units(x, files, nfiles, &pool.nunits);
+	if (!pool.units) {
+		free(w);
+		return fail_io(x, ENOMEM, NULL, "out of memory");
+	}
+	pthread_mutex_init(&pool.lock, NULL);
+	atomic_init(&pool.members_done, x->prog.members_done);
+	atomic_init(&pool.bytes_done, x->prog.bytes_done);
+	for (i = 0; i < nworkers && s == WSNAP_OK; i++) {
+		w[i].pool = &pool;
+		w[i].main = i == 0;
+		s = exp_worker_init(&w[i], x);
+	}
+	for (i = 1; i < nworkers && s == WSNAP_OK; i++)
+		started[i] = pthread_create(&tid[i], NULL, exp_worker_run,
+					    &w[i]) == 0;
+	if (s == WSNAP_OK)
+		exp_worker_run(&w[0]); /* with fewer threads, it does more */
+	for (i = 1; i < nworkers; i++)
+		if (started[i])
+			pthread_join(tid[i], NULL);
+	for (i = 0; i < nworkers; i++) {
+		exp_stats_add(x->st, &w[i].st);
+		if (w[i].status != WSNAP_OK &&
+		    (!first || w[i].fail_order < first->fail_order))
+			first = &w[i];
+		exp_worker_release(&w[i]);
+	}
+	if (s == WSNAP_OK && first) {
+		*x->err = first->err;
+		s = first->status;
+	}
+	x->prog.members_done = atomic_load(&pool.members_done);
+	x->prog.bytes_done = atomic_load(&pool.bytes_done);
+	pthread_mutex_destroy(&pool.lock);
+	free((void *)pool.units);
+	free(w);
+	return s;
+}
+
+/*
+ * Pass 1 with the files written in parallel (see above): directories and
+ * the parents of files first, in archive order, on this thread.
+ */
+static enum wsnap_status pass1_parallel(struct exp *x, struct order_key *keys,
+					uint32_t nkeys, unsigned nworkers)
+{
+	uint32_t i, nfiles = 0;
+	enum wsnap_status s = WSNAP_OK;
+
+	for (i = 0; i < nkeys && s == WSNAP_OK; i++) {
+		const struct wsnap_node *n = node_of(x, keys[i].ino);
+
+		s = check_cancel(x);
+		if (s != WSNAP_OK)
+			break;
+		if (n->type == WSNAP_TYPE_DIR) {
+			s = put_dir(x, keys[i].ino);
+			if (s == WSNAP_OK)
+				node_done(x, n);
+		} else if (dir_fd(x, n->parent, n, true) < 0) {
+			s = x->err->status;
+		} else {
+			keys[nfiles++] = keys[i]; /* the files, in order */
+		}
+	}
+	if (s != WSNAP_OK)
+		return s;
+	return exp_write_files(x, keys, nfiles, nworkers);
+}
+
 static enum wsnap_status run_passes(struct exp *x)
 {
 	struct order_key *keys;
-	uint32_t ino, nkeys = 0, i;
+	uint32_t ino, nkeys = 0, i, nfiles;
+	unsigned nworkers;
 	enum wsnap_status s = WSNAP_OK;
 
 	keys = calloc(x->count, sizeof(*keys));
@@ -923,6 +1200,13 @@ static enum wsnap_status run_passes(struct exp *x)
 			keys[nkeys++] = (struct order_key){n->order, ino};
 	}
 	qsort(keys, nkeys, sizeof(*keys), order_key_cmp);
+	for (i = 0, nfiles = 0; i < nkeys; i++)
+		nfiles += node_of(x, keys[i].ino)->type == WSNAP_TYPE_FILE;
+	nworkers = exp_workers_wanted(x, nfiles);
+	if (nworkers > 1) {
+		s = pass1_parallel(x, keys, nkeys, nworkers);
+		nkeys = 0; /* done */
+	}
 	for (i = 0; i < nkeys && s == WSNAP_OK; i++) {
 		const struct wsnap_node *n = node_of(x, keys[i].ino);
 

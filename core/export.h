@@ -45,7 +45,10 @@
  *
  * The first error stops the export: destination-state rejections are
  * WSNAP_REJECTED (member = the rel path), system errors WSNAP_IO (member =
- * DEST/rel path, errnum set).
+ * DEST/rel path, errnum set). When pass 1 writes files on several threads
+ * (opts->workers), the error reported is that of the earliest failing file
+ * in archive order; files later in the archive may have been written by
+ * then (a fresh destination is removed on failure all the same).
  */
 #ifndef WSNAP_EXPORT_H
 #define WSNAP_EXPORT_H
@@ -112,6 +115,11 @@ struct wsnap_export_opts {
 	 * read'. */
 	int input_fd;
 	const struct stat *input_stat;
+	/* Threads writing the regular files of pass 1: 0 chooses (one per
+	 * online CPU, at most 4, for 1024 files or more); 1 writes them on
+	 * the calling thread; N > 1 uses N whatever the count (tests).
+	 * A compressed input read again, or a node callback, means 1. */
+	unsigned workers;
 };
 
 struct wsnap_export_stats {

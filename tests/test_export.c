@@ -1414,10 +1414,182 @@ static void test_export_concurrent_symlink_swaps(void **state)
 	scene_release(&s);
 }
 
+/* ---- pass 1 on several threads ------------------------------------- */
+
+static enum wsnap_status export_workers(const struct wsnap_index *idx,
+					const char *dest, unsigned workers,
+					struct wsnap_export_stats *st,
+					struct wsnap_error *err)
+{
+	struct wsnap_export_opts o = {.workers = workers};
+
+	wsnap_error_clear(err);
+	return wsnap_export_run(idx, dest, &o, st, err);
+}
+
+/* Trees a and b hold the same entries: type, mode, size, bytes, target,
+ * mtime. Returns the number of entries compared. */
+static unsigned same_tree(const char *a, const char *b)
+{
+	DIR *d = opendir(a);
+	struct dirent *de;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char *pa, *pb;
+		struct stat sa, sb;
+
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		pa = path_of(a, de->d_name);
+		pb = path_of(b, de->d_name);
+		assert_int_equal(lstat(pa, &sa), 0);
+		if (lstat(pb, &sb) != 0)
+			fail_msg("%s missing", pb);
+		assert_int_equal(sa.st_mode, sb.st_mode);
+		assert_int_equal(sa.st_size, sb.st_size);
+		assert_int_equal(sa.st_mtim.tv_sec, sb.st_mtim.tv_sec);
+		assert_int_equal(sa.st_mtim.tv_nsec, sb.st_mtim.tv_nsec);
+		if (S_ISDIR(sa.st_mode)) {
+			n += same_tree(pa, pb);
+		} else if (S_ISLNK(sa.st_mode)) {
+			char ta[256], tb[256];
+			ssize_t la = readlink(pa, ta, sizeof(ta));
+			ssize_t lb = readlink(pb, tb, sizeof(tb));
+
+			assert_int_equal(la, lb);
+			assert_memory_equal(ta, tb, (size_t)la);
+		} else {
+			char *ca = malloc((size_t)sa.st_size + 1);
+			char *cb = malloc((size_t)sa.st_size + 1);
+			int fa = open(pa, O_RDONLY), fb = open(pb, O_RDONLY);
+
+			assert_non_null(ca);
+			assert_non_null(cb);
+			assert_int_equal(read(fa, ca, (size_t)sa.st_size + 1),
+					 sa.st_size);
+			assert_int_equal(read(fb, cb, (size_t)sa.st_size + 1),
+					 sa.st_size);
+			assert_memory_equal(ca, cb, (size_t)sa.st_size);
+			close(fa);
+			close(fb);
+			free(ca);
+			free(cb);
+		}
+		n++;
+		free(pa);
+		free(pb);
+	}
+	closedir(d);
+	return n;
+}
+
+/* A tree of many directories, files of every size class and mode, nested
+ * implicit directories, symlinks and a big file: written on four threads
+ * it is the tree written on one, entry by entry, with the same stats. */
+static void test_export_parallel_same_as_sequential(void **state)
+{
+	static const unsigned modes[] = {0644, 0755, 0600, 0444, 0700};
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_export_stats s1, s4;
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	static char data[200u << 10];
+	char name[64], *seq, *par, *root;
+	unsigned d, f, i;
+
+	for (i = 0; i < sizeof(data); i++)
+		data[i] = (char)(i * 7 + i / 251);
+	for (d = 0; d < 12; d++) {
+		snprintf(name, sizeof(name), "p%02u", d);
+		ts_set_mtime(a, 1600000000 + d, (long)d * 1000);
+		ts_add_dir(a, name, 0755);
+		for (f = 0; f < 150; f++) {
+			snprintf(name, sizeof(name), "p%02u/f%03u", d, f);
+			ts_set_mtime(a, 1700000000 + f, (long)f * 7);
+			ts_add_file(a, name, modes[f % 5], data + f,
+				    (f * 37 + d) % 3000);
+		}
+		snprintf(name, sizeof(name), "p%02u/deep/x/leaf", d);
+		ts_add_file(a, name, 0644, "leaf", 4);
+		snprintf(name, sizeof(name), "p%02u/link", d);
+		ts_add_symlink(a, name, "f000");
+	}
+	ts_add_file(a, "big/one", 0644, data, sizeof(data));
+	ts_add_dir(a, "empty", 0700);
+	idx = index_of(a);
+	root = ts_tempdir();
+	seq = path_of(root, "seq");
+	par = path_of(root, "par");
+	expect_ok(export_workers(idx, seq, 1, &s1, &err), &err);
+	expect_ok(export_workers(idx, par, 4, &s4, &err), &err);
+	assert_int_equal(s4.files, 12 * 151 + 1);
+	assert_int_equal(s1.files, s4.files);
+	assert_int_equal(s1.bytes, s4.bytes);
+	assert_int_equal(s1.members, s4.members);
+	assert_int_equal(s1.dirs, s4.dirs);
+	assert_int_equal(s1.symlinks, s4.symlinks);
+	/* 12 x (dir, 151 files, deep, deep/x, link) + big, big/one, empty */
+	assert_int_equal(same_tree(seq, par), 12 * 155 + 3);
+	ts_rmtree(root);
+	free(root);
+	free(seq);
+	free(par);
+	wsnap_index_free(idx);
+}
+
+/* Obstacles (directories where files are wanted) in several directories
+ * written by different threads: whatever the interleaving, the error is
+ * the earliest file's in archive order. */
+static void test_export_parallel_earliest_error(void **state)
+{
+	/* the thread on q01 fails at once, the one on q00 later */
+	static const char *const obstacles[] = {"q01/f000", "q00/f050",
+						"q06/f001"};
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+	char name[64];
+	unsigned d, f, i, round;
+
+	for (d = 0; d < 8; d++)
+		for (f = 0; f < 100; f++) {
+			snprintf(name, sizeof(name), "q%02u/f%03u", d, f);
+			ts_add_file(a, name, 0644, "x", 1);
+		}
+	idx = index_of(a);
+	for (round = 0; round < 5; round++) {
+		scene_init(&s, true);
+		for (i = 0; i < 3; i++) {
+			char *p = path_of(s.dest, obstacles[i]), *slash;
+
+			slash = strrchr(p, '/');
+			*slash = '\0';
+			mkdir(p, 0755);
+			*slash = '/';
+			assert_int_equal(mkdir(p, 0755), 0);
+			free(p);
+		}
+		expect_rejected(export_workers(idx, s.dest, 4, NULL, &err),
+				&err, "q00/f050",
+				WSNAP_REASON_DIRECTORY_EXISTS ": q00/f050");
+		/* the files before it were all written */
+		assert_file(s.dest, "q00/f049", "x", 0644);
+		outside_untouched(&s);
+		scene_release(&s);
+	}
+	wsnap_index_free(idx);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_export_fresh_destination),
+		cmocka_unit_test(test_export_parallel_same_as_sequential),
+		cmocka_unit_test(test_export_parallel_earliest_error),
 		cmocka_unit_test(test_export_without_openat2),
 		cmocka_unit_test(test_export_without_copy_file_range),
 		cmocka_unit_test(test_export_fresh_leaves_no_temporary),
