@@ -209,14 +209,20 @@ mkdir race
 (
 	set +e
 	cd race
-	n=0
+	n=0 i=0
 	while :; do
 		for t in sub sub/d2 sub/d4; do
-			mv -T "$t" .away 2>/dev/null || continue
+			# a fresh name each time: a directory the exporter is
+			# still writing into cannot be removed, and a leftover
+			# '.away' would block every later swap (CI failure of
+			# 2026-11-30 once export wrote on two threads)
+			i=$((i + 1))
+			mv -T "$t" ".away.$i" 2>/dev/null || continue
 			ln -s "$work/outside" "$t" 2>/dev/null && n=$((n + 1))
 			[ -L "$t" ] && rm -f "$t"
-			mv -T .away "$t" 2>/dev/null || rm -rf .away
-			[ $((n % 10)) -eq 0 ] && echo $n >"$work/swaps"
+			mv -T ".away.$i" "$t" 2>/dev/null ||
+				rm -rf ".away.$i" 2>/dev/null
+			echo $n >"$work/swaps"
 		done
 	done
 ) &

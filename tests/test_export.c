@@ -1340,17 +1340,21 @@ static void *attack(void *arg)
 
 	while (destfd >= 0 && !at->stop) {
 		const char *t = targets[i++ % 3];
+		char away[32];
 
 		/* The real directory is moved aside inside the destination:
-		 * the attack is the symlink in its place. */
-		if (renameat(destfd, t, destfd, ".away") == 0) {
+		 * the attack is the symlink in its place. A fresh name each
+		 * time: one the exporter still writes into cannot be removed,
+		 * and would block every later swap. */
+		snprintf(away, sizeof(away), ".away%u", i);
+		if (renameat(destfd, t, destfd, away) == 0) {
 			if (symlinkat(at->s->outside, destfd, t) == 0) {
 				at->swaps++;
 				usleep(i % 7 * 50);
 				unlinkat(destfd, t, 0);
 			}
-			if (renameat(destfd, ".away", destfd, t) != 0)
-				wsnap_export_remove_tree(destfd, ".away");
+			if (renameat(destfd, away, destfd, t) != 0)
+				wsnap_export_remove_tree(destfd, away);
 		}
 		usleep(i % 5 * 20);
 	}
