@@ -222,11 +222,18 @@ mkdir race
 			[ -L "$t" ] && rm -f "$t"
 			mv -T ".away.$i" "$t" 2>/dev/null ||
 				rm -rf ".away.$i" 2>/dev/null
-			echo $n >"$work/swaps"
+			# renamed into place: a reader never sees it empty
+			echo $n >"$work/swaps.new" &&
+				mv -f "$work/swaps.new" "$work/swaps"
 		done
 	done
 ) &
 attacker=$!
+swaps_now() { # the attacker's count so far (0 before its first swap)
+	local s
+	s=$(cat "$work/swaps" 2>/dev/null)
+	echo "${s:-0}"
+}
 # Race for RACE_SECONDS, and longer (up to 60 s) until the attacker has
 # swapped at least 20 times: on a loaded machine it may barely be scheduled
 # at first, and a race with no swaps proves nothing (the CI flake of
@@ -235,7 +242,7 @@ end=$((SECONDS + ${RACE_SECONDS:-3}))
 limit=$((SECONDS + 60))
 runs=0 ok=0
 while [ $SECONDS -lt $end ] ||
-	{ [ "$(cat swaps 2>/dev/null || echo 0)" -lt 20 ] &&
+	{ [ "$(swaps_now)" -lt 20 ] &&
 		[ $SECONDS -lt $limit ]; }; do
 	rc=0; "$WSNAP_BIN" export many.tar race 2>/dev/null || rc=$?
 	runs=$((runs + 1)); [ $rc -eq 0 ] && ok=$((ok + 1))
@@ -245,7 +252,7 @@ kill "$attacker" 2>/dev/null || fail "race: the attacker died early"
 wait "$attacker" 2>/dev/null || true
 attacker=
 outside_untouched "concurrent attacker"
-swaps=$(cat swaps 2>/dev/null || echo 0)
+swaps=$(swaps_now)
 [ "$swaps" -gt 0 ] || fail "race: no symlink swap happened"
 echo "e2e_export: race: $runs exports ($ok ok), >= $swaps symlink swaps in ${RACE_SECONDS:-3} s"
 echo "e2e_export: ok"
