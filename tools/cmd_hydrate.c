@@ -123,16 +123,11 @@ static int parse_args(struct hydrate_args *a, int argc, char **argv)
 		case WSNAP_OPT_HELP:
 			usage(stdout);
 			return -1;
-		case '?':
-		case ':':
-			return wsnap_opts_bad_option(CMD, opt, argv);
 		default:
-			rc = wsnap_opts_policy(&a->policy, opt, optarg);
-			if (rc == 1)
-				break;
-			if (rc == 0)
-				return wsnap_opts_bad_option(CMD, '?', argv);
-			return 2;
+			rc = wsnap_opts_rest(CMD, &a->policy, opt, optarg,
+					     argv);
+			if (rc != 1)
+				return rc;
 		}
 	}
 	if (argc - optind != 2)

@@ -227,17 +227,11 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 		case WSNAP_OPT_HELP:
 			usage(stdout);
 			return -1;
-		case '?':
-		case ':':
-			return wsnap_opts_bad_option("mount", opt, argv);
 		default:
-			rc = wsnap_opts_policy(&a->policy, opt, optarg);
-			if (rc == 1)
-				break;
-			if (rc == 0)
-				return wsnap_opts_bad_option("mount", '?',
-							     argv);
-			return 2;
+			rc = wsnap_opts_rest("mount", &a->policy, opt, optarg,
+					     argv);
+			if (rc != 1)
+				return rc;
 		}
 	}
 	if (argc - optind != 2)

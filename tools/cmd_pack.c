@@ -87,18 +87,13 @@ int wsnap_cmd_pack(int argc, char **argv)
 			fputs(wsnap_policy_help, stdout);
 			rc = 0;
 			goto out;
-		case '?':
-		case ':':
-			rc = wsnap_opts_bad_option(CMD, opt, argv);
-			goto out;
 		default:
 			break;
 		}
-		r = wsnap_opts_policy(&policy, opt, optarg);
+		r = wsnap_opts_rest(CMD, &policy, opt, optarg, argv);
 		if (r == 1)
 			continue;
-		rc = r < 0 ? WSNAP_USAGE
-			   : wsnap_opts_bad_option(CMD, '?', argv);
+		rc = r;
 		goto out;
 	}
 	if (argc - optind != 2) {

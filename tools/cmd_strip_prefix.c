@@ -194,16 +194,11 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		case OPT_PREFIX:
 			prefix = optarg;
 			break;
-		case '?':
-		case ':':
-			rc = wsnap_opts_bad_option(argv[0], opt, argv);
-			goto out;
 		default:
-			rc = wsnap_opts_policy(&policy, opt, optarg);
+			rc = wsnap_opts_rest(argv[0], &policy, opt, optarg,
+					     argv);
 			if (rc == 1)
 				break;
-			rc = rc < 0 ? WSNAP_USAGE
-				    : wsnap_opts_bad_option(argv[0], '?', argv);
 			goto out;
 		}
 	}

@@ -113,6 +113,18 @@ int wsnap_opts_bad_option(const char *cmd, int c, char *const argv[])
 	return wsnap_usage_error(cmd, "option '%.*s' %s", len, arg, what);
 }
 
+int wsnap_opts_rest(const char *cmd, struct wsnap_policy *p, int opt,
+		    const char *arg, char *const argv[])
+{
+	int r;
+
+	if (opt == '?' || opt == ':')
+		return wsnap_opts_bad_option(cmd, opt, argv);
+	r = wsnap_opts_policy(p, opt, arg);
+	if (r == 1)
+		return 1;
+	return r < 0 ? WSNAP_USAGE : wsnap_opts_bad_option(cmd, '?', argv);
+}
 int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
 			    unsigned flags, const char *operand_names,
 			    void (*help)(void))
@@ -155,12 +167,9 @@ int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
 			optopt = 'v';
 			c = '?';
 		}
-		if (c == '?' || c == ':')
-			return wsnap_opts_bad_option(cmd, c, argv);
-		r = wsnap_opts_policy(&cl->policy, c, optarg);
-		if (r <= 0)
-			return r < 0 ? WSNAP_USAGE
-				     : wsnap_opts_bad_option(cmd, '?', argv);
+		r = wsnap_opts_rest(cmd, &cl->policy, c, optarg, argv);
+		if (r != 1)
+			return r;
 	}
 	cl->operands = argv + optind;
 	cl->noperands = argc - optind;

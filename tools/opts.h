@@ -90,6 +90,16 @@ int wsnap_usage_error(const char *cmd, const char *fmt, ...)
 int wsnap_opts_bad_option(const char *cmd, int c, char *const argv[]);
 
 /*
+ * The end of a subcommand's option switch: opt (as getopt_long returned it)
+ * was not one of the subcommand's own, so it is a policy option, or an
+ * unknown one, or one missing its argument. Returns 1 when it was a policy
+ * option and applied (parsing goes on), else 2 with the usage error
+ * reported.
+ */
+int wsnap_opts_rest(const char *cmd, struct wsnap_policy *p, int opt,
+		    const char *arg, char *const argv[]);
+
+/*
  * The command line of a subcommand of the form
  *	wsnap CMD [POLICY] [--json] [-v] OPERAND...
  * (check, ls): wsnap_opts_parse_simple() fills it.
