@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -1327,7 +1328,7 @@ static void test_export_interrupted_leaves_nothing(void **state)
  */
 struct attacker {
 	const struct scene *s;
-	volatile int stop;
+	atomic_int stop;
 	unsigned long swaps;
 };
 
@@ -1338,7 +1339,7 @@ static void *attack(void *arg)
 	unsigned i = 0;
 	int destfd = open(at->s->dest, O_RDONLY | O_DIRECTORY);
 
-	while (destfd >= 0 && !at->stop) {
+	while (destfd >= 0 && !atomic_load(&at->stop)) {
 		const char *t = targets[i++ % 3];
 		char away[32];
 
@@ -1407,7 +1408,7 @@ static void test_export_concurrent_symlink_swaps(void **state)
 		else
 			io++;
 	}
-	at.stop = 1;
+	atomic_store(&at.stop, 1);
 	pthread_join(t, NULL);
 	print_message("%d s: %lu exports (%lu ok, %lu rejected, %lu io), "
 		      "%lu symlink swaps\n",
