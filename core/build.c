@@ -22,7 +22,8 @@
  *    that does not fit ends the batch, and only an empty batch grows (to
  *    hold one member bigger than BP_BATCH_BYTES, which the reader bounds by
  *    WSNAP_READER_MAX_HEADER_BYTES). Memory is BP_SLOTS batches.
- * When no thread can be started, the reader calls the builder directly.
+ * When no thread can be started, or opts->sequential asks so, the reader
+ * calls the builder directly.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -215,11 +216,15 @@ static enum wsnap_status bp_run(int fd, const struct wsnap_reader_opts *opts,
 				struct wsnap_reader_result *res,
 				struct wsnap_error *err)
 {
-	struct bp *p = calloc(1, sizeof(*p));
+	struct bp *p;
 	enum wsnap_status st;
 	pthread_t tid;
 	size_t i;
 
+	if (opts && opts->sequential)
+		return wsnap_reader_run(fd, opts, wsnap_builder_add, b, res,
+					err);
+	p = calloc(1, sizeof(*p));
 	if (!p)
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	p->fd = fd;

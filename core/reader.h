@@ -92,6 +92,14 @@ struct wsnap_reader_opts {
 	const char *tmpdir; /* NULL: $TMPDIR, else /tmp */
 	wsnap_progress_fn progress;
 	void *progress_ctx;
+	/*
+	 * wsnap_index_build only: judge the members on the calling thread
+	 * instead of the two-thread pipeline (same outcome). For fuzz
+	 * targets: under the sanitizers every thread started leaves a few
+	 * hundred bytes of bookkeeping behind, which adds up over millions
+	 * of inputs.
+	 */
+	bool sequential;
 };
 
 struct wsnap_reader_result {

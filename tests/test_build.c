@@ -44,17 +44,19 @@ static unsigned char *finish_with_junk(struct ts_archive *a, size_t *len)
 	return ts_archive_finish(a, 0, len);
 }
 
-/* Builds the index of the archive bytes from a memfd and from a pipe;
- * both must agree on the status and the error. */
+/* Builds the index of the archive bytes from a memfd and from a pipe, and
+ * from a memfd without the pipeline (opts.sequential): all must agree on
+ * the status and the error, the sequential loop on the member count. */
 static enum wsnap_status build(unsigned char *tar, size_t len,
 			       struct wsnap_index **out,
 			       struct wsnap_error *err)
 {
 	struct wsnap_reader_opts o = {.keep_data = false};
+	struct wsnap_reader_opts so = {.sequential = true};
 	struct wsnap_policy p;
-	struct wsnap_error perr;
-	struct wsnap_index *pidx = NULL;
-	enum wsnap_status st, pst;
+	struct wsnap_error perr, serr;
+	struct wsnap_index *pidx = NULL, *sidx = NULL;
+	enum wsnap_status st, pst, sst;
 	int fd;
 
 	wsnap_policy_init(&p);
@@ -64,13 +66,23 @@ static enum wsnap_status build(unsigned char *tar, size_t len,
 	fd = ts_pipefd(tar, len);
 	pst = wsnap_index_build(&pidx, fd, &p, &o, &perr);
 	close(fd);
-	wsnap_index_free(pidx);
-	wsnap_policy_release(&p);
+	fd = ts_memfd(tar, len);
+	sst = wsnap_index_build(&sidx, fd, &p, &so, &serr);
+	close(fd);
 	assert_int_equal(st, pst);
+	assert_int_equal(st, sst);
 	if (st != WSNAP_OK) {
 		assert_string_equal(err->member, perr.member);
 		assert_string_equal(err->reason, perr.reason);
+		assert_string_equal(err->member, serr.member);
+		assert_string_equal(err->reason, serr.reason);
+	} else {
+		assert_int_equal(wsnap_index_count(*out),
+				 wsnap_index_count(sidx));
 	}
+	wsnap_index_free(pidx);
+	wsnap_index_free(sidx);
+	wsnap_policy_release(&p);
 	return st;
 }
 
