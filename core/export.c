@@ -97,6 +97,7 @@ struct exp {
 	uint32_t count;
 	uint32_t *depth;	 /* per ino */
 	unsigned char *created;	 /* per ino: directory created by us */
+	uint32_t maxdepth;	 /* deepest node's depth */
 	struct exp_level *stack; /* levels 0..maxdepth; 0 is the root */
 	uint32_t top;		 /* deepest valid level */
 	uint32_t ncached;	 /* open descriptors in stack, root excluded */
@@ -970,11 +971,8 @@ static unsigned exp_workers_wanted(const struct exp *x, uint32_t nfiles)
 /* A worker's own state over the shared parts of x. */
 static enum wsnap_status exp_worker_init(struct exp_worker *w, struct exp *x)
 {
-	uint32_t maxdepth = 0, ino;
+	uint32_t maxdepth = x->maxdepth;
 
-	for (ino = WSNAP_ROOT_INO; ino <= x->count; ino++)
-		if (x->depth[ino] > maxdepth)
-			maxdepth = x->depth[ino];
 	w->x = *x;
 	w->x.st = &w->st;
 	w->x.err = &w->err;
@@ -1322,6 +1320,7 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		if (n->type == WSNAP_TYPE_FILE)
 			x->prog.bytes_total += n->size;
 	}
+	x->maxdepth = maxdepth;
 	x->stack = calloc((size_t)maxdepth + 1, sizeof(*x->stack));
 	x->chain = calloc((size_t)maxdepth + 1, sizeof(*x->chain));
 	if (!x->stack || !x->chain)
