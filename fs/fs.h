@@ -1,5 +1,5 @@
 /*
- * The wsnap FUSE filesystem: a validated, immutable index (core/index.h)
+ * The wsnap FUSE filesystem: a validated, immutable index (core/index/index.h)
  * served read-only through the libfuse3 (3.14) lowlevel API.
  *
  * Three parts, like squashfuse's core / front end split:

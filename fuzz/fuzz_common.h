@@ -26,7 +26,7 @@
  * The default policy's 64 GiB total would let a 30-byte zstd stream keep one
  * run busy for minutes inflating data that is then legitimately skipped; the
  * fuzzers look for crashes, not for that, so they cap the total at 256 MiB.
- * The 64 GiB default itself is tested by tests/e2e_corpus.sh.
+ * The 64 GiB default itself is tested by tests/e2e/e2e_corpus.sh.
  */
 #define FUZZ_MAX_TOTAL (256ULL << 20)
 

@@ -20,7 +20,7 @@
  *    same nodes and, with keep_data, the same bytes.
  * Builds run sequentially (reader opts 'sequential'), except when bits 0-2
  * of configuration byte 11 are all set: then the memfd build runs the
- * two-thread pipeline of core/build.c, so the comparison with the pipe
+ * two-thread pipeline of core/index/build.c, so the comparison with the pipe
  * build is also the pipeline against the sequential loop. (A thread per
  * input costs the sanitizers a few hundred bytes that are never given
  * back: on every input, RSS would reach the 2 GiB limit within an hour.)

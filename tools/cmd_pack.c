@@ -1,7 +1,7 @@
 /*
  * wsnap pack [POLICY] [--compress none|gzip|zstd|xz] [-v] DIR OUT|-
  *
- * Parses and reports; the work is core/pack.c. The spec names --skip and
+ * Parses and reports; the work is ops/pack.c. The spec names --skip and
  * --allow-external-symlinks; the other policy options are accepted with
  * their usual meaning, so that 'pack' refuses what 'check' with the same
  * options would refuse.

@@ -13,7 +13,7 @@ separated:
 OPTIONS are extra arguments for 'wsnap check' ('-' for none, else separated
 by spaces). MESSAGE is the exact first line wsnap prints on stderr ('-' when
 it must print nothing); any further stderr line must be a 'wsnap: hint:'.
-tests/e2e_corpus.sh runs every line, from the file and from a pipe.
+tests/e2e/e2e_corpus.sh runs every line, from the file and from a pipe.
 
 The output is deterministic: running this again gives the same bytes (the
 zstd, lz4 and xz files depend on the tool versions of Debian 12). Keep the
@@ -154,7 +154,7 @@ def gen_compressed():
     # libarchive checks no gzip trailer and does not say where a member
     # ends, so the reader checks the CRC and length of the whole decoded
     # stream against the last trailer: a multi-member stream is refused
-    # (documented in core/reader.c; bgzip and pigz -i output are refused).
+    # (documented in core/tar/reader.c; bgzip and pigz -i output are refused).
     half = len(BASE_BODY) // 2 // t.BLOCK * t.BLOCK
     case("multimember.tar.gz", t.gz(BASE[:half]) + t.gz(BASE[half:]), 3,
          INVALID, why="multi-member gzip: trailers cannot be checked")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs 'wsnap check' over the malformed corpus (tests/e2e_corpus.sh).
+"""Runs 'wsnap check' over the malformed corpus (tests/e2e/e2e_corpus.sh).
 
     run_corpus.py WSNAP CORPUS_DIR MAX_RSS_KIB [REGEX]
 

@@ -9,7 +9,7 @@
 # changed alike; unmount leaves no mount and no state; an unsafe archive and
 # a non-empty workspace are refused; busy, --lazy, --upper kept and reused;
 # daemons killed with SIGKILL are cleared by 'wsnap unmount'.
-. "$(dirname "$0")/hydrate_lib.sh"
+. "$(dirname "$0")/../lib/hydrate_lib.sh"
 
 # implemented CMD: false while CMD is still a stub on main
 implemented() {

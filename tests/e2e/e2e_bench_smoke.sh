@@ -7,7 +7,7 @@
 # behind. Also: a bad --sections is a usage error.
 set -euo pipefail
 : "${WSNAP_BIN:?}"
-src=${WSNAP_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+src=${WSNAP_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 fail() {
 	echo "FAIL: $*" >&2
 	[ ! -s "${tmp:-}/stderr" ] || tail -20 "$tmp/stderr" >&2

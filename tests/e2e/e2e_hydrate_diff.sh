@@ -7,7 +7,7 @@
 # policy, and for a workspace the policy rejects; with the kernel's
 # overlayfs (as root) and fuse-overlayfs. A workspace whose archive changed
 # since it was hydrated, or read under another policy, is compared in full.
-. "$(dirname "$0")/hydrate_lib.sh"
+. "$(dirname "$0")/../lib/hydrate_lib.sh"
 
 for kind in $kinds; do
 	ws=$work/ws-$kind

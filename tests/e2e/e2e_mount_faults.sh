@@ -3,7 +3,7 @@
 # deleted after mount; a busy mount refused by unmount and detached by
 # --lazy; a daemon killed with SIGKILL, cleared by 'wsnap unmount' and
 # mounted again; -f stopped by SIGTERM and by fusermount3 -u.
-. "$(dirname "$0")/mount_lib.sh"
+. "$(dirname "$0")/../lib/mount_lib.sh"
 
 python3 "$helper" make "$work"
 

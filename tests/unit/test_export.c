@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/export.c: safe export (policy.md section 7).
+ * Unit tests of ops/export.c: safe export (policy.md section 7).
  *
  * Every test exports into a fresh temporary tree 'root' holding the
  * destination and a directory 'outside' with one file 'victim': whatever

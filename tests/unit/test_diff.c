@@ -1,4 +1,4 @@
-/* Unit tests of core/diff.c: the comparison of two sides. */
+/* Unit tests of ops/diff.c: the comparison of two sides. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,11 +1,11 @@
-# Sourced by tests/e2e_hydrate*.sh, after mount_lib.sh: the rich snapshot
+# Sourced by tests/e2e/e2e_hydrate*.sh, after mount_lib.sh: the rich snapshot
 # $ar, the overlay kinds to test ($kinds: kernel as root, fuse where
 # fuse-overlayfs is installed), and the check that the diff of a hydrated
 # workspace read from its upper directory answers as the full comparison.
-. "$(dirname "$0")/mount_lib.sh"
+. "$(dirname "$0")/../lib/mount_lib.sh"
 
 W=$WSNAP_BIN
-hh=$WSNAP_SOURCE_DIR/tests/hydrate_helper.py
+hh=$WSNAP_SOURCE_DIR/tests/lib/hydrate_helper.py
 python3 "$helper" make "$work"
 ar=$work/snap.tar
 

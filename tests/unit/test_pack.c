@@ -1,4 +1,4 @@
-/* Unit tests of core/pack.c and the walker of core/tree.c. */
+/* Unit tests of ops/pack.c and the walker of ops/tree.c. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,4 +1,4 @@
-/* Unit tests of core/error.c: the one error type. */
+/* Unit tests of core/base/error.c: the one error type. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

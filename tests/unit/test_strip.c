@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/strip.c: prefix stripping (policy.md section 8).
+ * Unit tests of ops/strip.c: prefix stripping (policy.md section 8).
  * Outputs are read back with libarchive (names, attributes, data) and as
  * raw blocks (the pax records actually written).
  */

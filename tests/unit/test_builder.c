@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/builder.c: every rule of policy.md sections 3, 4, 5
+ * Unit tests of core/policy/engine.c: every rule of policy.md sections 3, 4, 5
  * and 8 with its reason string byte for byte, members fed directly.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/index.c: the frozen index (inos, implicit directories,
+ * Unit tests of core/index/index.c: the frozen index (inos, implicit directories,
  * children, lookups, presented metadata, stats, memory) and data reads on a
  * memfd (plain and sparse members, holes, a data file that changed).
  *

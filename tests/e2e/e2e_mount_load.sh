@@ -10,9 +10,9 @@
 #     mountpoint takes a new mount;
 #  3. the daemon killed with SIGKILL: 'fusermount3 -u' clears the dead
 #     mount and a new mount works.
-# tests/mount_load.py makes the archive and does the reading.
-. "$(dirname "$0")/mount_lib.sh"
-load="$WSNAP_SOURCE_DIR/tests/mount_load.py"
+# tests/lib/mount_load.py makes the archive and does the reading.
+. "$(dirname "$0")/../lib/mount_lib.sh"
+load="$WSNAP_SOURCE_DIR/tests/lib/mount_load.py"
 # A sanitizer build's quarantine (256 MiB by default) holds freed memory
 # back and would read as growth: keep it small for the daemon.
 if ldd "$WSNAP_BIN" 2>/dev/null | grep libasan >/dev/null; then

@@ -1,4 +1,4 @@
-/* Unit tests of the test-support library (tests/support): archives built in
+/* Unit tests of the test-support library (tests/lib): archives built in
  * memory must be what they claim, read back by libarchive itself. */
 #include <archive.h>
 #include <archive_entry.h>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Helper of the hydrate end-to-end tests (tests/e2e_hydrate*.sh).
+"""Helper of the hydrate end-to-end tests (tests/e2e/e2e_hydrate*.sh).
 
   compare ARCHIVE WS [LSJSON]
                     every node of the workspace WS (an overlay) against the

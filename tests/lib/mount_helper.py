@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Helper of the mount end-to-end tests (tests/e2e_mount*.sh).
+"""Helper of the mount end-to-end tests (tests/e2e/e2e_mount*.sh).
 
   make DIR               rich benign snapshot DIR/snap.tar (+ .tar.gz,
                          .tar.xz, .tar.bz2 made here; zstd by the caller)

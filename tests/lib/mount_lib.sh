@@ -1,8 +1,8 @@
-# Sourced by tests/e2e_mount*.sh: FUSE availability, a scratch directory,
+# Sourced by tests/e2e/e2e_mount*.sh: FUSE availability, a scratch directory,
 # and mounts that are always taken down on exit, failure included.
 set -euo pipefail
 : "${WSNAP_BIN:?}" "${WSNAP_SOURCE_DIR:?}"
-helper="$WSNAP_SOURCE_DIR/tests/mount_helper.py"
+helper="$WSNAP_SOURCE_DIR/tests/lib/mount_helper.py"
 name=$(basename "$0" .sh)
 
 fail() { echo "FAIL: $name: $*" >&2; exit 1; }

@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/upper.c: the merged view of a hydrated workspace made
+ * Unit tests of ops/upper.c: the merged view of a hydrated workspace made
  * from the lower index and an upper directory, without an overlay mount.
  *
  * Each scenario builds three trees: the lower one L (packed into an

@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/escape.c: repr, bare and JSON escaping of names
+ * Unit tests of core/base/escape.c: repr, bare and JSON escaping of names
  * (policy.md section 2, cli.md).
  *
  * The repr table was checked against CPython 3.11: for each name,

@@ -2,7 +2,7 @@
 # End-to-end: 16 threads read random ranges of random files of a mount for
 # several seconds, every byte checked against the archive; from a plain and
 # from a zstd archive.
-. "$(dirname "$0")/mount_lib.sh"
+. "$(dirname "$0")/../lib/mount_lib.sh"
 
 python3 "$helper" make "$work"
 zstd -q -o "$work/snap.tar.zst" "$work/snap.tar"

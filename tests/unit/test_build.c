@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/build.c: the reader and the builder run as a pipeline
+ * Unit tests of core/index/build.c: the reader and the builder run as a pipeline
  * (batches of members handed between two threads), and the outcome must be
  * that of the sequential loop whatever the batch boundaries: every member
  * reaches the builder in archive order, a rejection of an earlier member

@@ -1,7 +1,7 @@
 /*
  * Unit tests of the FUSE layer's answers (fs/fs.c): the wsnap_fs_do_*()
  * functions against an index built from an archive made in memory. No
- * mount is needed; tests/e2e_mount*.sh mount for real.
+ * mount is needed; tests/e2e/e2e_mount*.sh mount for real.
  */
 #include <errno.h>
 #include <fcntl.h>

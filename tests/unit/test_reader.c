@@ -1,5 +1,5 @@
 /*
- * Unit tests of core/reader.c: every tar flavour and compression, from a
+ * Unit tests of core/tar/reader.c: every tar flavour and compression, from a
  * seekable memfd and from a pipe, the raw typeflags, data offsets, and the
  * stream rules of policy.md section 5 (each ends as '<tar>' invalid tar
  * stream). Members are recorded by a callback; no builder involved.

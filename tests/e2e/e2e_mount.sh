@@ -3,7 +3,7 @@
 # bzip2 and zstd archive, compared member by member with the archive's own
 # members and bytes and with 'wsnap ls --json'; writes fail with EROFS; a
 # rejected archive is not mounted; mountpoint and option errors; -o uid/gid.
-. "$(dirname "$0")/mount_lib.sh"
+. "$(dirname "$0")/../lib/mount_lib.sh"
 
 python3 "$helper" make "$work"
 zstd -q -o "$work/snap.tar.zst" "$work/snap.tar"
