@@ -1,8 +1,8 @@
 /*
- * Unit tests of core/index/build.c: the reader and the builder run as a pipeline
- * (batches of members handed between two threads), and the outcome must be
- * that of the sequential loop whatever the batch boundaries: every member
- * reaches the builder in archive order, a rejection of an earlier member
+ * Unit tests of core/index/build.c: the reader and the builder run as a
+ * pipeline (batches of members handed between two threads), and the outcome
+ * must be that of the sequential loop whatever the batch boundaries: every
+ * member reaches the builder in archive order, a rejection of an earlier member
  * wins over a stream error further on, members bigger than a batch's bytes
  * pass whole, and the reader stops once the builder has failed.
  */

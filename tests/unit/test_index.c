@@ -1,7 +1,7 @@
 /*
- * Unit tests of core/index/index.c: the frozen index (inos, implicit directories,
- * children, lookups, presented metadata, stats, memory) and data reads on a
- * memfd (plain and sparse members, holes, a data file that changed).
+ * Unit tests of core/index/index.c: the frozen index (inos, implicit
+ * directories, children, lookups, presented metadata, stats, memory) and data
+ * reads on a memfd (plain and sparse members, holes, a data file that changed).
  *
  * WSNAP_INDEX_BENCH=N (environment) also builds N synthetic members and
  * prints the build time and the bytes per member.

@@ -1,4 +1,5 @@
-/* Unit tests of core/policy/options.c: options, normalization, within, file modes. */
+/* Unit tests of core/policy/options.c: options, normalization, within, file
+ * modes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
