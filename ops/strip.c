@@ -403,7 +403,9 @@ static enum wsnap_status copy_archive(struct strip_copy *c, int data_fd)
 		r = archive_read_next_header(c->ar, &e);
 		if (r == ARCHIVE_EOF)
 			break;
-		if (r != ARCHIVE_OK)
+		/* a UTF-8 pax name in the C locale: raw bytes, as validated */
+		if (r != ARCHIVE_OK &&
+		    !(r == ARCHIVE_WARN && wsnap_reader_charset_warning(c->ar)))
 			return read_failed(c);
 		s = copy_member(c, e);
 		if (s != WSNAP_OK)

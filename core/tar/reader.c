@@ -1088,10 +1088,8 @@ static bool rd_sparse_map(struct rd *r, struct archive_entry *e, uint64_t size,
 	return true;
 }
 
-/* The only libarchive warning accepted: a name it could not convert to
- * (errno EILSEQ: libarchive's ARCHIVE_ERRNO_FILE_FORMAT on Linux)
- * the (C) locale, which leaves the raw bytes in the entry. */
-static bool rd_is_charset_warning(struct archive *a)
+/* The only libarchive warning accepted (reader.h). */
+bool wsnap_reader_charset_warning(struct archive *a)
 {
 	static const char mid[] = " can't be converted from ";
 	static const char tail[] = " to current locale.";
@@ -1445,8 +1443,8 @@ static enum wsnap_status rd_members(struct rd *r, struct archive *inner,
 		r->in_header = false;
 		if (ret == ARCHIVE_EOF)
 			return r->io_failed ? WSNAP_IO : WSNAP_OK;
-		if (ret != ARCHIVE_OK &&
-		    !(ret == ARCHIVE_WARN && rd_is_charset_warning(inner)))
+		if (ret != ARCHIVE_OK && !(ret == ARCHIVE_WARN &&
+					   wsnap_reader_charset_warning(inner)))
 			return rd_fail(r);
 		st = rd_member(r, inner, e, &m);
 		if (st != WSNAP_OK)

@@ -127,4 +127,14 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 				   struct wsnap_reader_result *result,
 				   struct wsnap_error *err);
 
+/*
+ * Whether the warning libarchive's handle a just returned (ARCHIVE_WARN) is
+ * the one a read in the "C" locale gives for a name it could not convert
+ * (a UTF-8 pax path, errno EILSEQ): the entry then holds the raw bytes,
+ * which is what wsnap wants. Every other warning is an error. For a second
+ * libarchive reader over the same stream (strip-prefix's copy).
+ */
+struct archive;
+bool wsnap_reader_charset_warning(struct archive *a);
+
 #endif

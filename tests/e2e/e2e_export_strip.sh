@@ -79,6 +79,42 @@ rc=0; "$WSNAP_BIN" strip-prefix --no-symlinks --prefix workspace ws.tar nosym.ta
 [ $rc -eq 3 ] && [ ! -e nosym.tar ] || fail "--no-symlinks on the result: $rc"
 grep -q "^wsnap: unsafe tar member 'link': symlink member not allowed$" err || fail "message: $(cat err)"
 
+# --- non-ASCII pax names (a Python workspace snapshot): strip-prefix
+# failed with 'invalid tar stream' on every one of them ---
+python3 - <<'EOF'
+import io, tarfile
+names = ["café.txt", "日本語/ファイル.txt", "жж/αβγ", "عربي עברית", "हिंदी",
+         "emoji😀", "bad\udcff\udcfe.txt", "é" * 150]
+with tarfile.open("intl.tar", "w", format=tarfile.PAX_FORMAT,
+                  encoding="utf-8", errors="surrogateescape") as t:
+    for n in names:
+        i = tarfile.TarInfo("workspace/" + n)
+        data = n.encode("utf-8", "surrogateescape")
+        i.size = len(data)
+        t.addfile(i, io.BytesIO(data))
+with open("intl.want", "w", encoding="utf-8", errors="surrogateescape") as f:
+    for n in sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape")):
+        f.write(n + "\n")
+EOF
+gzip -k intl.tar
+for in in intl.tar intl.tar.gz; do
+	"$WSNAP_BIN" strip-prefix --prefix workspace "$in" intl.out ||
+		fail "strip-prefix of non-ASCII pax names from $in"
+	python3 - intl.out intl.want <<'EOF' || fail "names from $in"
+import sys, tarfile
+with tarfile.open(sys.argv[1], encoding="utf-8", errors="surrogateescape") as t:
+    got = sorted((m.name for m in t if m.isfile()),
+                 key=lambda n: n.encode("utf-8", "surrogateescape"))
+with open(sys.argv[2], encoding="utf-8", errors="surrogateescape") as f:
+    want = f.read().splitlines()
+assert got == want, (got, want)
+EOF
+	"$WSNAP_BIN" check intl.out || fail "check of the result from $in"
+done
+"$WSNAP_BIN" strip-prefix --prefix workspace - - <intl.tar.gz >intl.pipe ||
+	fail "strip-prefix of non-ASCII pax names from a pipe"
+cmp -s intl.pipe intl.out || fail "pipe and file results differ"
+
 # --- usage ---
 rc=0; "$WSNAP_BIN" strip-prefix ws.tar x.tar 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "missing --prefix exit $rc"

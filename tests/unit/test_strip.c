@@ -610,6 +610,97 @@ static void test_strip_non_utf8_name_kept(void **state)
 	close(fd);
 }
 
+/* Appends a pax 'x' header holding one "path" record, as Python's tarfile
+ * writes it for any non-ASCII name (UTF-8, no hdrcharset). */
+static void add_pax_path(struct ts_archive *a, const char *path)
+{
+	char rec[1024];
+	size_t body = strlen(" path=\n") + strlen(path), len = body;
+	int n;
+
+	/* the record's length counts its own digits */
+	while ((size_t)snprintf(NULL, 0, "%zu", len) + body != len)
+		len = (size_t)snprintf(NULL, 0, "%zu", len) + body;
+	n = snprintf(rec, sizeof(rec), "%zu path=%s\n", len, path);
+	assert_true(n > 0 && (size_t)n == len);
+	ts_add_raw_member(a, "PaxHeader", 'x', 0644, rec, len, NULL);
+}
+
+/*
+ * strip-prefix of a pax archive whose names are non-ASCII (a Python
+ * workspace snapshot: 'workspace/café.txt') failed with 'invalid tar
+ * stream': the copy's libarchive reader warns that a UTF-8 pax name cannot
+ * be converted to the C locale, and the warning was taken for an error.
+ * Names in several scripts, emoji, invalid UTF-8 and a long pax name, from
+ * a plain file, a compressed file and a compressed pipe.
+ */
+static void check_pax_names(const char *filter, bool pipe)
+{
+	static const char *const names[] = {
+		"caf\xc3\xa9.txt",
+		"\xe6\x97\xa5\xe6\x9c\xac\xe8\xaa\x9e/\xe3\x83\x95\xe3\x82\xa1",
+		"\xd0\xb6\xd0\xb6\xd0\xb6/\xce\xb1\xce\xb2\xce\xb3",
+		"\xd8\xb9\xd8\xb1\xd8\xa8\xd9\x8a \xd7\xa2\xd7\x91\xd7\xa8",
+		"\xe0\xa4\xb9\xe0\xa4\xbf\xe0\xa4\x82\xe0\xa4\xa6\xe0\xa5\x80",
+		"emoji\xf0\x9f\x98\x80",
+		"bad\xff\xfe.txt",
+	};
+	struct ts_archive *a = ts_archive_new();
+	char path[512], longname[400];
+	struct wsnap_reader_opts o = {0};
+	struct wsnap_index *idx;
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	unsigned char *tar, *z = NULL, *in_bytes;
+	size_t len, zlen, i, nnames = sizeof(names) / sizeof(names[0]);
+	int in, fd = out_file();
+
+	ts_add_raw_member(a, "workspace/", '5', 0755, NULL, 0, NULL);
+	for (i = 0; i < nnames; i++) {
+		snprintf(path, sizeof(path), "workspace/%s", names[i]);
+		add_pax_path(a, path);
+		ts_add_raw_member(a, "placeholder", '0', 0644, "x", 1, NULL);
+	}
+	/* a long name of two-byte characters: 300 bytes */
+	memcpy(longname, "workspace/", 10);
+	for (i = 0; i < 150; i++)
+		memcpy(longname + 10 + 2 * i, "\xc3\xa9", 2);
+	longname[310] = '\0';
+	add_pax_path(a, longname);
+	ts_add_raw_member(a, "placeholder", '0', 0644, "y", 1, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	in_bytes = tar;
+	zlen = len;
+	if (filter) {
+		z = ts_compress(tar, len, filter, &zlen);
+		in_bytes = z;
+	}
+	in = pipe ? ts_pipefd(in_bytes, zlen) : ts_memfd(in_bytes, zlen);
+	wsnap_policy_init(&p);
+	expect_ok(strip(in, fd, &p, "workspace", &err), &err);
+	close(in);
+	/* the names, as bytes, in the rewritten archive */
+	assert_int_equal(wsnap_index_build(&idx, fd, &p, &o, &err), WSNAP_OK);
+	for (i = 0; i < nnames; i++)
+		assert_int_not_equal(
+			wsnap_index_lookup(idx, names[i], strlen(names[i])), 0);
+	assert_int_not_equal(
+		wsnap_index_lookup(idx, longname + 10, strlen(longname + 10)),
+		0);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+	free(tar);
+	free(z);
+	close(fd);
+}
+
+static void test_strip_pax_utf8_names(void **state)
+{
+	check_pax_names(NULL, false);
+	check_pax_names("gzip", false);
+	check_pax_names("zstd", true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -630,6 +721,7 @@ int main(void)
 		cmocka_unit_test(test_strip_xz_pipe),
 		cmocka_unit_test(test_strip_compressed_file_read_again),
 		cmocka_unit_test(test_strip_non_utf8_name_kept),
+		cmocka_unit_test(test_strip_pax_utf8_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
