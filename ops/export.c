@@ -1383,16 +1383,6 @@ static enum wsnap_status export_at(const struct wsnap_index *idx, int rootfd,
 	return s;
 }
 
-enum wsnap_status wsnap_export_into(const struct wsnap_index *idx, int rootfd,
-				    const char *label,
-				    const struct wsnap_export_opts *opts,
-				    struct wsnap_export_stats *stats,
-				    struct wsnap_error *err)
-{
-	return export_at(idx, rootfd, label ? label : ".", false, opts, stats,
-			 err);
-}
-
 /* ---- removing a tree ------------------------------------------------- */
 
 static int remove_tree_depth(int parentfd, const char *name, unsigned depth)
