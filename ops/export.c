@@ -210,18 +210,13 @@ static enum wsnap_status pass1_parallel(struct exp *x, struct order_key *keys,
 	return wsnap_export_pool_write(x, keys, nfiles, nworkers);
 }
 
-static enum wsnap_status run_passes(struct exp *x)
+/* Pass 1: directories and regular files, in archive order. */
+static enum wsnap_status pass1(struct exp *x, struct order_key *keys)
 {
-	struct order_key *keys;
 	uint32_t ino, nkeys = 0, i, nfiles;
 	unsigned nworkers;
 	enum wsnap_status s = WSNAP_OK;
 
-	keys = calloc(x->count, sizeof(*keys));
-	if (!keys)
-		return wsnap_export_fail_io(x, ENOMEM, NULL, "out of memory");
-
-	/* Pass 1: directories and regular files in archive order. */
 	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
 
@@ -234,10 +229,8 @@ static enum wsnap_status run_passes(struct exp *x)
 	for (i = 0, nfiles = 0; i < nkeys; i++)
 		nfiles += node_of(x, keys[i].ino)->type == WSNAP_TYPE_FILE;
 	nworkers = wsnap_export_pool_workers(x, nfiles);
-	if (nworkers > 1) {
-		s = pass1_parallel(x, keys, nkeys, nworkers);
-		nkeys = 0; /* done */
-	}
+	if (nworkers > 1)
+		return pass1_parallel(x, keys, nkeys, nworkers);
 	for (i = 0; i < nkeys && s == WSNAP_OK; i++) {
 		const struct wsnap_node *n = node_of(x, keys[i].ino);
 
@@ -251,13 +244,17 @@ static enum wsnap_status run_passes(struct exp *x)
 		if (s == WSNAP_OK)
 			node_done(x, n);
 	}
-	if (s == WSNAP_OK)
-		s = check_data(x);
+	return s;
+}
 
-	/* Pass 2: symlinks, in archive order. */
-	nkeys = 0;
-	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count && s == WSNAP_OK;
-	     ino++) {
+/* Pass 2: symlinks, in archive order, once every file is written, so that
+ * no file of the archive is ever written through a symlink of it. */
+static enum wsnap_status pass2(struct exp *x, struct order_key *keys)
+{
+	uint32_t ino, nkeys = 0, i;
+	enum wsnap_status s = WSNAP_OK;
+
+	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
 
 		if (n->type == WSNAP_TYPE_SYMLINK)
@@ -272,15 +269,21 @@ static enum wsnap_status run_passes(struct exp *x)
 		if (s == WSNAP_OK)
 			node_done(x, node_of(x, keys[i].ino));
 	}
+	return s;
+}
 
-	/*
-	 * Pass 3: directory mtimes, deepest first, so that writing in a
-	 * directory never follows setting its time. Members always; implicit
-	 * directories only when we created them; the root when it is a
-	 * member or we created it.
-	 */
-	nkeys = 0;
-	for (ino = WSNAP_ROOT_INO; ino <= x->count && s == WSNAP_OK; ino++) {
+/*
+ * Pass 3: directory mtimes, deepest first, so that writing in a directory
+ * never follows setting its time. Members always; implicit directories
+ * only when we created them; the root when it is a member or we created
+ * it.
+ */
+static enum wsnap_status pass3(struct exp *x, struct order_key *keys)
+{
+	uint32_t ino, nkeys = 0, i;
+	enum wsnap_status s = WSNAP_OK;
+
+	for (ino = WSNAP_ROOT_INO; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
 		bool want;
 
@@ -298,7 +301,26 @@ static enum wsnap_status run_passes(struct exp *x)
 	qsort(keys, nkeys, sizeof(*keys), order_key_cmp);
 	for (i = 0; i < nkeys && s == WSNAP_OK; i++)
 		s = put_dir_mtime(x, keys[i].ino);
+	return s;
+}
 
+/* The three passes, the archive checked unchanged after the first (keys:
+ * scratch for each pass's order). */
+static enum wsnap_status run_passes(struct exp *x)
+{
+	struct order_key *keys;
+	enum wsnap_status s;
+
+	keys = calloc(x->count, sizeof(*keys));
+	if (!keys)
+		return wsnap_export_fail_io(x, ENOMEM, NULL, "out of memory");
+	s = pass1(x, keys);
+	if (s == WSNAP_OK)
+		s = check_data(x);
+	if (s == WSNAP_OK)
+		s = pass2(x, keys);
+	if (s == WSNAP_OK)
+		s = pass3(x, keys);
 	free(keys);
 	return s;
 }
