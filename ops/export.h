@@ -153,17 +153,6 @@ enum wsnap_status wsnap_export_run(const struct wsnap_index *idx,
 				   struct wsnap_error *err);
 
 /*
- * Merges idx into the directory open on rootfd (not closed; the caller's
- * trust in it is its own affair), as wsnap_export_run does for an existing
- * destination. label names rootfd in error messages (e.g. its path).
- */
-enum wsnap_status wsnap_export_into(const struct wsnap_index *idx, int rootfd,
-				    const char *label,
-				    const struct wsnap_export_opts *opts,
-				    struct wsnap_export_stats *stats,
-				    struct wsnap_error *err);
-
-/*
  * Removes the entry name in dirfd and, when it is a directory, everything
  * under it, never following a symlink (for cleaning up a failed export;
  * also used by tests). Returns 0 or -errno of the first failure.
