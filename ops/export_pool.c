@@ -20,10 +20,11 @@
  * parent struct exp while the others run (its progress), and the workers'
  * stats and errors are merged into it after they are joined. Everything
  * else the workers share is read-only (the index, depth[], the root and
- * data descriptors) but created[], which a worker writes only when it has
- * to make again a parent that another process removed after the calling
- * thread made it. A compressed input read again, or a node callback,
- * means one worker (wsnap_export_pool_workers), so no stream is shared.
+ * data descriptors) but created[], atomic bytes, which a worker sets only
+ * when it has to make again a parent that another process removed after
+ * the calling thread made it. A compressed input read again, or a node
+ * callback, means one worker (wsnap_export_pool_workers), so no stream is
+ * shared.
  */
 #include "export_private.h"
 

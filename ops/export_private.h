@@ -22,6 +22,7 @@
 #define WSNAP_EXPORT_PRIVATE_H
 
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
@@ -54,8 +55,10 @@ struct exp {
 	bool use_copy_range;
 	bool fresh; /* the root was created by this export */
 	uint32_t count;
-	uint32_t *depth;	 /* per ino */
-	unsigned char *created;	 /* per ino: directory created by us */
+	uint32_t *depth; /* per ino */
+	/* per ino: directory created by us; atomic because a pool worker
+	 * sets it when it makes again a parent another process removed */
+	_Atomic unsigned char *created;
 	uint32_t maxdepth;	 /* deepest node's depth */
 	struct exp_level *stack; /* levels 0..maxdepth; 0 is the root */
 	uint32_t top;		 /* deepest valid level */
