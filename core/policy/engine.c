@@ -44,7 +44,7 @@
  * an arena freed with the builder; tables grow by doubling, bounded by the
  * limits; nothing is allocated per member.
  */
-#include "builder.h"
+#include "engine.h"
 
 #include <errno.h>
 #include <stdlib.h>

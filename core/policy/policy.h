@@ -4,7 +4,7 @@
  * struct wsnap_policy holds the options every command that reads an archive
  * accepts. Configured paths are stored normalized (section 1: components
  * without empty and '.' ones, one leading '/' dropped, joined with '/'; ""
- * is the root). The rules themselves run in the index builder (builder.h),
+ * is the root). The rules themselves run in the policy engine (engine.h),
  * member by member as the reader produces them.
  */
 #ifndef WSNAP_POLICY_H

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "index.h"
 #include "members.h"
 #include "policy.h"
