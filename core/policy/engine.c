@@ -284,49 +284,6 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 
 /* Lifecycle */
 
-static enum wsnap_status
-copy_list(struct wsnap_policy *p, const struct wsnap_pathlist *l,
-	  enum wsnap_status (*add)(struct wsnap_policy *, const char *,
-				   struct wsnap_error *),
-	  struct wsnap_error *err)
-{
-	enum wsnap_status st = WSNAP_OK;
-	size_t i;
-
-	for (i = 0; i < l->count && st == WSNAP_OK; i++)
-		st = add(p, l->items[i], err);
-	return st;
-}
-
-/* A deep copy of src into dst (initialized); paths are re-normalized,
- * which leaves normalized paths as they are. */
-static enum wsnap_status copy_policy(struct wsnap_policy *dst,
-				     const struct wsnap_policy *src,
-				     struct wsnap_error *err)
-{
-	enum wsnap_status st;
-
-	dst->allow_external_symlinks = src->allow_external_symlinks;
-	dst->no_symlinks = src->no_symlinks;
-	dst->max_members = src->max_members;
-	dst->max_total_size = src->max_total_size;
-	dst->max_file_size = src->max_file_size;
-	dst->max_path_length = src->max_path_length;
-	dst->max_depth = src->max_depth;
-	st = copy_list(dst, &src->skip, wsnap_policy_add_skip, err);
-	if (st == WSNAP_OK)
-		st = copy_list(dst, &src->reject_path,
-			       wsnap_policy_add_reject_path, err);
-	if (st == WSNAP_OK)
-		st = copy_list(dst, &src->reject_symlink,
-			       wsnap_policy_add_reject_symlink, err);
-	if (st == WSNAP_OK && src->root_name)
-		st = wsnap_policy_set_root_name(dst, src->root_name, err);
-	if (st == WSNAP_OK && src->strip_prefix)
-		st = wsnap_policy_set_strip_prefix(dst, src->strip_prefix, err);
-	return st;
-}
-
 enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 				    const struct wsnap_policy *policy,
 				    struct wsnap_error *err)
@@ -339,7 +296,7 @@ enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 	if (!b)
 		return oom(err);
 	wsnap_policy_init(&b->policy);
-	st = copy_policy(&b->policy, policy, err);
+	st = wsnap_policy_copy(&b->policy, policy, err);
 	if (st != WSNAP_OK)
 		goto fail;
 	b->root_name_len =

@@ -74,6 +74,15 @@ enum wsnap_status wsnap_policy_set_strip_prefix(struct wsnap_policy *p,
 						struct wsnap_error *err);
 
 /*
+ * Makes dst, fresh from wsnap_policy_init, a deep copy of src (which stays
+ * the caller's). Errors: WSNAP_IO when out of memory; dst then holds part
+ * of the copy and still needs wsnap_policy_release.
+ */
+enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
+				    const struct wsnap_policy *src,
+				    struct wsnap_error *err);
+
+/*
  * Normalizes a configured path (section 1) into out (capacity cap, always
  * NUL-terminated): returns the length, or -1 if it does not fit.
  */
