@@ -4,8 +4,9 @@
  * struct wsnap_policy holds the options every command that reads an archive
  * accepts. Configured paths are stored normalized (section 1: components
  * without empty and '.' ones, one leading '/' dropped, joined with '/'; ""
- * is the root). The rules themselves run in the policy engine (engine.h),
- * member by member as the reader produces them.
+ * is the root). The rules themselves run in the policy engine (engine.h;
+ * rules.c, resolve.c, engine.c), member by member as the reader produces
+ * them.
  */
 #ifndef WSNAP_POLICY_H
 #define WSNAP_POLICY_H
