@@ -31,7 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "grow.h"
 #include "index.h"
 #include "tree.h"

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "grow.h"
 
 /* A path needs room for "./", the rel path limit and one more component. */

@@ -5,7 +5,7 @@
  * The walker reads a directory tree one component at a time through openat()
  * with O_NOFOLLOW, never following a symlink, and hands every entry to a
  * callback as a struct wsnap_raw_member, exactly as the tar reader does for
- * an archive member. So the index builder (builder.h) turns a directory into
+ * an archive member. So the index builder (engine.h) turns a directory into
  * an index with the very rules, reasons and limits it applies to archives:
  * a directory side is checked like an archive side, and what pack writes has
  * been checked before a byte of it is written.

@@ -28,7 +28,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "grow.h"
 #include "tree.h"
 

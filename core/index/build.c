@@ -33,7 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "index.h"
 #include "reader.h"
 

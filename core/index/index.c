@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "policy.h"
 
 struct sort_ent {

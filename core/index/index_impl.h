@@ -1,8 +1,8 @@
 /*
  * The layout of struct wsnap_index, shared by index.c (the read side and
- * the freezing of a tree into an index) and builder.c (which fills the tree
- * and then checks the frozen index). Internal to core: nothing outside
- * core/ includes this.
+ * the freezing of a tree into an index) and the policy engine
+ * (core/policy/engine.c fills the tree, resolve.c and engine.c check the
+ * frozen index). Internal to core: nothing outside core/ includes this.
  */
 #ifndef WSNAP_INDEX_IMPL_H
 #define WSNAP_INDEX_IMPL_H

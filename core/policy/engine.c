@@ -1,6 +1,9 @@
 /*
  * The policy engine (policy.md sections 3, 4, 5 and 8) and the tree the
- * index is frozen from.
+ * index is frozen from. The rules that judge a member by its name alone
+ * are in rules.c, the symlink target checks of 4.5 in resolve.c; this file
+ * receives the members, keeps the state (policy_private.h) and decides
+ * what runs when.
  *
  * wsnap_builder_add runs phase one on each member as it arrives, in this
  * order; the first failing step wins and ends the build:
@@ -32,8 +35,8 @@
  *      count exceeds limit' on the member that needed them.
  *
  * wsnap_builder_finish freezes the tree into the index (index.c), then runs
- * the [wsnap] symlink resolution walk and phase two on the frozen index, so
- * both see the finished tree whatever the member order.
+ * the [wsnap] symlink resolution walk (resolve.c) and phase two on the
+ * frozen index, so both see the finished tree whatever the member order.
  *
  * Invariants of the tree: nodes[id - 1], id 1 is the root; a node's parent
  * has a smaller id (ancestors are created before the member); (parent id,
@@ -44,19 +47,12 @@
  * an arena freed with the builder; tables grow by doubling, bounded by the
  * limits; nothing is allocated per member.
  */
-#include "builder.h"
-
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "hash.h"
-#include "index_impl.h"
+#include "policy_private.h"
 
 #define ROOT_ID 1u
-
-/* Most symlink replacements of one resolution (the kernel's MAXSYMLINKS). */
-#define MAX_REPLACEMENTS 40u
 
 /* Members and implicit directories each stay below this, so that node
  * numbers (root + members + implicit) fit 32 bits whatever --max-members
@@ -70,8 +66,8 @@
 #define IMPLICIT_BYTES_BASE	       ((uint64_t)64 << 20)
 #define IMPLICIT_BYTES_PER_MEMBER_BYTE 4
 
-struct arena_chunk {
-	struct arena_chunk *next;
+struct wsnap_arena_chunk {
+	struct wsnap_arena_chunk *next;
 	size_t cap;
 	size_t used;
 	char data[];
@@ -84,96 +80,10 @@ enum raw_kind {
 	RAW_COPIED,	/* in 'raw' (arena) */
 };
 
-/* One indexed member, in archive order (first occurrence). */
-struct seq_ent {
-	uint32_t id;
-	uint32_t kind;
-	const char *raw;
-};
-
-struct wsnap_builder {
-	struct wsnap_policy policy;
-	size_t root_name_len;
-	size_t strip_len;
-	uint64_t max_members;  /* --max-members, at most MAX_MEMBERS_CAP */
-	uint64_t max_implicit; /* implicit directories, same cap */
-	struct wsnap_hash_key key;
-
-	struct wsnap_node *nodes;
-	uint32_t nnodes;
-	size_t capnodes;
-	uint32_t *buckets;
-	size_t nbuckets; /* a power of two */
-	struct arena_chunk *arena;
-	struct wsnap_index_run *runs;
-	size_t nruns, capruns;
-	struct wsnap_index_sparse *sparse;
-	size_t nsparse, capsparse;
-	struct seq_ent *seq;
-	size_t nseq, capseq;
-
-	uint64_t position; /* members received */
-	uint64_t members;  /* non-root members counted against the limit */
-	uint64_t implicit; /* implicit directories in the tree */
-	uint64_t implicit_bytes; /* their path bytes, NULs included */
-	uint64_t member_bytes;	 /* the members' path bytes, NULs included */
-	uint64_t total_size;	 /* regular file bytes */
-
-	/* scratch: rel path, display name, renamed member */
-	char *rel, *disp, *renamed;
-	size_t relcap, dispcap, renamedcap;
-	/* the directory of the previous member: consecutive members of a
-	 * directory find their parent without a walk from the root */
-	char *cache;
-	size_t cachelen, cachecap;
-	uint32_t cache_id;
-};
-
-/* A member name taken apart (section 1). */
-struct name {
-	const char *disp; /* raw name; a directory's without trailing '/' */
-	size_t len;
-	enum wsnap_raw_type type;
-	const char *rel; /* components joined with '/', '..' kept */
-	size_t rel_len;
-	size_t depth;	  /* components */
-	size_t first_len; /* bytes of the first component */
-	size_t last_off;  /* where the last component starts in rel */
-	bool dotdot;	  /* a component is '..' */
-};
-
-static enum wsnap_status oom(struct wsnap_error *err)
-{
-	return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-}
-
-/*
- * Makes room for need elements of size elem in the array p of capacity
- * *cap (doubling). Returns the array, or NULL (p untouched) when out of
- * memory or past SIZE_MAX.
- */
-static void *grow(void *p, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap && p)
-		return p;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem)
-			return NULL;
-		ncap *= 2;
-	}
-	np = realloc(p, ncap * elem);
-	if (np)
-		*cap = ncap;
-	return np;
-}
-
 /* A NUL-terminated copy of s[0..len) in the arena, or NULL. */
 static char *arena_dup(struct wsnap_builder *b, const char *s, size_t len)
 {
-	struct arena_chunk *c = b->arena;
+	struct wsnap_arena_chunk *c = b->arena;
 	char *d;
 
 	if (!c || c->cap - c->used <= len) {
@@ -200,16 +110,6 @@ static char *arena_dup(struct wsnap_builder *b, const char *s, size_t len)
 	d[len] = '\0';
 	c->used += len + 1;
 	return d;
-}
-
-static bool scratch(char **buf, size_t *cap, size_t need)
-{
-	char *p = grow(*buf, cap, need, 1);
-
-	if (!p)
-		return false;
-	*buf = p;
-	return true;
 }
 
 /* Tree */
@@ -284,49 +184,6 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 
 /* Lifecycle */
 
-static enum wsnap_status
-copy_list(struct wsnap_policy *p, const struct wsnap_pathlist *l,
-	  enum wsnap_status (*add)(struct wsnap_policy *, const char *,
-				   struct wsnap_error *),
-	  struct wsnap_error *err)
-{
-	enum wsnap_status st = WSNAP_OK;
-	size_t i;
-
-	for (i = 0; i < l->count && st == WSNAP_OK; i++)
-		st = add(p, l->items[i], err);
-	return st;
-}
-
-/* A deep copy of src into dst (initialized); paths are re-normalized,
- * which leaves normalized paths as they are. */
-static enum wsnap_status copy_policy(struct wsnap_policy *dst,
-				     const struct wsnap_policy *src,
-				     struct wsnap_error *err)
-{
-	enum wsnap_status st;
-
-	dst->allow_external_symlinks = src->allow_external_symlinks;
-	dst->no_symlinks = src->no_symlinks;
-	dst->max_members = src->max_members;
-	dst->max_total_size = src->max_total_size;
-	dst->max_file_size = src->max_file_size;
-	dst->max_path_length = src->max_path_length;
-	dst->max_depth = src->max_depth;
-	st = copy_list(dst, &src->skip, wsnap_policy_add_skip, err);
-	if (st == WSNAP_OK)
-		st = copy_list(dst, &src->reject_path,
-			       wsnap_policy_add_reject_path, err);
-	if (st == WSNAP_OK)
-		st = copy_list(dst, &src->reject_symlink,
-			       wsnap_policy_add_reject_symlink, err);
-	if (st == WSNAP_OK && src->root_name)
-		st = wsnap_policy_set_root_name(dst, src->root_name, err);
-	if (st == WSNAP_OK && src->strip_prefix)
-		st = wsnap_policy_set_strip_prefix(dst, src->strip_prefix, err);
-	return st;
-}
-
 enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 				    const struct wsnap_policy *policy,
 				    struct wsnap_error *err)
@@ -337,13 +194,11 @@ enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 	*out = NULL;
 	b = calloc(1, sizeof(*b));
 	if (!b)
-		return oom(err);
+		return wsnap_engine_oom(err);
 	wsnap_policy_init(&b->policy);
-	st = copy_policy(&b->policy, policy, err);
+	st = wsnap_policy_copy(&b->policy, policy, err);
 	if (st != WSNAP_OK)
 		goto fail;
-	b->root_name_len =
-		b->policy.root_name ? strlen(b->policy.root_name) : 0;
 	b->strip_len =
 		b->policy.strip_prefix ? strlen(b->policy.strip_prefix) : 0;
 	b->max_members = b->policy.max_members < MAX_MEMBERS_CAP
@@ -353,11 +208,11 @@ enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
 				  ? b->max_members
 				  : IMPLICIT_MIN_COUNT;
 	wsnap_hash_key_init(&b->key);
-	b->nodes = grow(NULL, &b->capnodes, 64, sizeof(*b->nodes));
+	b->nodes = wsnap_grow(NULL, &b->capnodes, 64, sizeof(*b->nodes));
 	b->nbuckets = 64;
 	b->buckets = calloc(b->nbuckets, sizeof(*b->buckets));
 	if (!b->nodes || !b->buckets) {
-		st = oom(err);
+		st = wsnap_engine_oom(err);
 		goto fail;
 	}
 	/* the root: an implicit directory until a root entry says more */
@@ -377,7 +232,7 @@ fail:
 
 void wsnap_builder_free(struct wsnap_builder *b)
 {
-	struct arena_chunk *c, *next;
+	struct wsnap_arena_chunk *c, *next;
 
 	if (!b)
 		return;
@@ -391,216 +246,18 @@ void wsnap_builder_free(struct wsnap_builder *b)
 	free(b->runs);
 	free(b->sparse);
 	free(b->seq);
-	free(b->rel);
-	free(b->disp);
+	free(b->names.rel);
+	free(b->names.disp);
 	free(b->renamed);
 	free(b->cache);
 	free(b);
 }
 
-/* Names */
-
-/* Bytes of the character at s (1 to 4) as Python's UTF-8 decoder with
- * surrogateescape sees it: an invalid byte is a character of its own. */
-static size_t utf8_char_len(const unsigned char *s, size_t len)
-{
-	size_t n, i;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 1;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len < n)
-		return 1;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 1;
-	return n;
-}
-
-/* Takes a member name apart into nm (using the builder's scratch). */
-static enum wsnap_status parse_name(struct wsnap_builder *b, const char *name,
-				    size_t len, enum wsnap_raw_type type,
-				    struct name *nm, struct wsnap_error *err)
-{
-	size_t i = 0, n = 0;
-	char *rel;
-
-	/* section 1: a directory's name loses all trailing '/' */
-	if (type == WSNAP_RAW_DIR)
-		while (len && name[len - 1] == '/')
-			len--;
-	nm->disp = name;
-	if (name[len] != '\0') {
-		if (!scratch(&b->disp, &b->dispcap, len + 1))
-			return oom(err);
-		memcpy(b->disp, name, len);
-		b->disp[len] = '\0';
-		nm->disp = b->disp;
-	}
-	nm->len = len;
-	nm->type = type;
-	if (!scratch(&b->rel, &b->relcap, len + 1))
-		return oom(err);
-	rel = b->rel;
-	nm->depth = 0;
-	nm->first_len = 0;
-	nm->last_off = 0;
-	nm->dotdot = false;
-	while (i < len) {
-		size_t j = i, cl;
-
-		while (j < len && name[j] != '/')
-			j++;
-		cl = j - i;
-		if (cl && !(cl == 1 && name[i] == '.')) {
-			if (n)
-				rel[n++] = '/';
-			nm->last_off = n;
-			memcpy(rel + n, name + i, cl);
-			n += cl;
-			if (!nm->depth)
-				nm->first_len = cl;
-			nm->depth++;
-			if (cl == 2 && name[i] == '.' && name[i + 1] == '.')
-				nm->dotdot = true;
-		}
-		i = j + 1;
-	}
-	rel[n] = '\0';
-	nm->rel = rel;
-	nm->rel_len = n;
-	return WSNAP_OK;
-}
-
-static bool is_sep(char c)
-{
-	return c == '/' || c == '\\';
-}
-
-/*
- * Section 3, in its order. Sets *root for an accepted root entry (a
- * directory whose name normalizes to the root).
- */
-static enum wsnap_status check_single(const struct name *nm, bool symlinks,
-				      bool *root, struct wsnap_error *err)
-{
-	const char *s = nm->disp;
-	size_t len = nm->len;
-
-	*root = false;
-	/* 3.1: what claims to be the root can only be a directory; a symlink
-	 * or hardlink there would redirect the whole tree */
-	if ((len == 0 || s[0] != '/') && nm->rel_len == 0) {
-		switch (nm->type) {
-		case WSNAP_RAW_DIR:
-			*root = true;
-			return WSNAP_OK;
-		case WSNAP_RAW_SYMLINK:
-			return wsnap_error_reject(err, s,
-						  "archive root symlink");
-		case WSNAP_RAW_HARDLINK:
-			return wsnap_error_reject(err, s,
-						  "archive root hardlink");
-		default:
-			return wsnap_error_reject(
-				err, s,
-				"archive root member must be directory");
-		}
-	}
-	/* 3.2: drive letters and UNC names escape the root on Windows */
-	if (len >= 2) {
-		size_t c = utf8_char_len((const unsigned char *)s, len);
-
-		if ((c < len && s[c] == ':') || (is_sep(s[0]) && is_sep(s[1])))
-			return wsnap_error_reject(err, s, "windows drive path");
-	}
-	/* 3.3: '\' is a separator to Windows tools */
-	if (memchr(s, '\\', len))
-		return wsnap_error_reject(err, s, "windows path separator");
-	/* 3.4, 3.5: outside the root, lexically */
-	if (len && s[0] == '/')
-		return wsnap_error_reject(err, s, "absolute path");
-	if (nm->dotdot)
-		return wsnap_error_reject(err, s, "parent traversal");
-	/* 3.6 - 3.8: what may exist in a snapshot at all */
-	if (nm->type == WSNAP_RAW_SYMLINK && !symlinks)
-		return wsnap_error_reject(err, s, "symlink member not allowed");
-	if (nm->type == WSNAP_RAW_HARDLINK)
-		return wsnap_error_reject(err, s,
-					  "hardlink member not allowed");
-	if (nm->type != WSNAP_RAW_DIR && nm->type != WSNAP_RAW_FILE &&
-	    nm->type != WSNAP_RAW_SYMLINK)
-		return wsnap_error_reject(err, s, "unsupported member type");
-	return WSNAP_OK;
-}
-
-/* The variants of 4.1: the components, and the components after the first
- * when it is the root name. Returns how many (1 or 2). */
-static int variants(const struct wsnap_builder *b, const struct name *nm,
-		    const char *v[2], size_t vl[2])
-{
-	v[0] = nm->rel;
-	vl[0] = nm->rel_len;
-	if (b->policy.root_name && nm->depth &&
-	    nm->first_len == b->root_name_len &&
-	    memcmp(nm->rel, b->policy.root_name, b->root_name_len) == 0) {
-		size_t cut = nm->first_len + (nm->depth > 1);
-
-		v[1] = nm->rel + cut;
-		vl[1] = nm->rel_len - cut;
-		return 2;
-	}
-	return 1;
-}
-
-/*
- * The first path of l that a variant of nm is within or, with reverse, that
- * is within a variant; NULL when there is none.
- */
-static const char *overlap(const struct wsnap_builder *b, const struct name *nm,
-			   const struct wsnap_pathlist *l, bool reverse)
-{
-	const char *v[2];
-	size_t vl[2], i;
-	int k, nv;
-
-	if (!l->count)
-		return NULL;
-	nv = variants(b, nm, v, vl);
-	for (k = 0; k < nv; k++)
-		for (i = 0; i < l->count; i++) {
-			const char *r = l->items[i];
-			size_t rl = strlen(r);
-
-			if (wsnap_path_within(v[k], vl[k], r, rl) ||
-			    (reverse && wsnap_path_within(r, rl, v[k], vl[k])))
-				return r;
-		}
-	return NULL;
-}
-
-/* 4.3: a protected path must not be written into, nor replaced by a
- * non-directory at or above it. */
-static enum wsnap_status check_protected(const struct wsnap_builder *b,
-					 const struct name *nm,
-					 struct wsnap_error *err)
-{
-	const char *r = overlap(b, nm, &b->policy.reject_path,
-				nm->type != WSNAP_RAW_DIR);
-
-	if (!r)
-		return WSNAP_OK;
-	return wsnap_error_reject(err, nm->disp,
-				  "archive member overlaps protected path: %s",
-				  r[0] ? r : ".");
-}
+/* Phase one */
 
 /* Section 5, in the order of the header comment. */
 static enum wsnap_status check_limits(const struct wsnap_builder *b,
-				      const struct name *nm,
+				      const struct wsnap_name *nm,
 				      const struct wsnap_raw_member *m,
 				      struct wsnap_error *err)
 {
@@ -627,56 +284,6 @@ static enum wsnap_status check_limits(const struct wsnap_builder *b,
 				err, nm->disp,
 				"archive extracted size exceeds limit");
 	}
-	return WSNAP_OK;
-}
-
-/* 4.5, lexically: a link that points outside the snapshot would let a
- * reader of the mount or a later write on export follow it out. From the
- * link's parent, '..' must never pop the root. */
-static enum wsnap_status check_target(const struct name *nm, const char *t,
-				      size_t len, struct wsnap_error *err)
-{
-	size_t depth = nm->depth - 1, i = 0;
-
-	if (len && t[0] == '/')
-		return wsnap_error_reject(
-			err, nm->disp,
-			"absolute symlink target not allowed: %s", t);
-	while (i < len) {
-		size_t j = i;
-
-		while (j < len && t[j] != '/')
-			j++;
-		if (j - i == 2 && t[i] == '.' && t[i + 1] == '.') {
-			if (depth == 0)
-				return wsnap_error_reject(
-					err, nm->disp,
-					"symlink target escapes archive root: "
-					"%s",
-					t);
-			depth--;
-		} else if (j > i && !(j - i == 1 && t[i] == '.')) {
-			depth++;
-		}
-		i = j + 1;
-	}
-	return WSNAP_OK;
-}
-
-/* 4.6 */
-static enum wsnap_status check_named_symlink(const struct wsnap_builder *b,
-					     const struct name *nm,
-					     struct wsnap_error *err)
-{
-	const struct wsnap_pathlist *l = &b->policy.reject_symlink;
-	size_t i;
-
-	for (i = 0; i < l->count; i++)
-		if (strlen(l->items[i]) == nm->rel_len &&
-		    memcmp(l->items[i], nm->rel, nm->rel_len) == 0)
-			return wsnap_error_reject(
-				err, nm->disp, "symlink member not allowed: %s",
-				nm->rel);
 	return WSNAP_OK;
 }
 
@@ -717,7 +324,7 @@ struct spot {
 	size_t off;
 };
 
-static void locate(const struct wsnap_builder *b, const struct name *nm,
+static void locate(const struct wsnap_builder *b, const struct wsnap_name *nm,
 		   struct spot *s)
 {
 	s->at = ROOT_ID;
@@ -769,7 +376,7 @@ static enum wsnap_status set_member(struct wsnap_builder *b,
 		n->target = arena_dup(b, m->linkname ? m->linkname : "",
 				      m->linkname_len);
 		if (!n->target)
-			return oom(err);
+			return wsnap_engine_oom(err);
 		break;
 	default:
 		n->type = WSNAP_TYPE_FILE;
@@ -784,16 +391,16 @@ static enum wsnap_status set_member(struct wsnap_builder *b,
 		size_t i;
 
 		if (b->nsparse >= UINT32_MAX - 1)
-			return oom(err);
-		sp = grow(b->sparse, &b->capsparse, b->nsparse + 1,
-			  sizeof(*sp));
+			return wsnap_engine_oom(err);
+		sp = wsnap_grow(b->sparse, &b->capsparse, b->nsparse + 1,
+				sizeof(*sp));
 		if (!sp)
-			return oom(err);
+			return wsnap_engine_oom(err);
 		b->sparse = sp;
-		runs = grow(b->runs, &b->capruns, b->nruns + m->nsparse + 1,
-			    sizeof(*runs));
+		runs = wsnap_grow(b->runs, &b->capruns,
+				  b->nruns + m->nsparse + 1, sizeof(*runs));
 		if (!runs)
-			return oom(err);
+			return wsnap_engine_oom(err);
 		b->runs = runs;
 		sp[b->nsparse].first = b->nruns;
 		sp[b->nsparse].count = m->nsparse;
@@ -811,12 +418,14 @@ static enum wsnap_status set_member(struct wsnap_builder *b,
 }
 
 static enum wsnap_status add_seq(struct wsnap_builder *b, uint32_t id,
-				 const struct name *nm, struct wsnap_error *err)
+				 const struct wsnap_name *nm,
+				 struct wsnap_error *err)
 {
-	struct seq_ent *e = grow(b->seq, &b->capseq, b->nseq + 1, sizeof(*e));
+	struct wsnap_seq_ent *e =
+		wsnap_grow(b->seq, &b->capseq, b->nseq + 1, sizeof(*e));
 
 	if (!e)
-		return oom(err);
+		return wsnap_engine_oom(err);
 	b->seq = e;
 	e += b->nseq;
 	e->id = id;
@@ -831,13 +440,13 @@ static enum wsnap_status add_seq(struct wsnap_builder *b, uint32_t id,
 		e->kind = RAW_COPIED;
 		e->raw = arena_dup(b, nm->disp, nm->len);
 		if (!e->raw)
-			return oom(err);
+			return wsnap_engine_oom(err);
 	}
 	b->nseq++;
 	return WSNAP_OK;
 }
 
-static void remember_dir(struct wsnap_builder *b, const struct name *nm,
+static void remember_dir(struct wsnap_builder *b, const struct wsnap_name *nm,
 			 uint32_t id)
 {
 	const struct wsnap_node *n = &b->nodes[id - 1];
@@ -848,7 +457,7 @@ static void remember_dir(struct wsnap_builder *b, const struct name *nm,
 		id = n->parent;
 	}
 	b->cache_id = 0;
-	if (!scratch(&b->cache, &b->cachecap, len + 1))
+	if (!wsnap_engine_scratch(&b->cache, &b->cachecap, len + 1))
 		return;
 	memcpy(b->cache, nm->rel, len);
 	b->cachelen = len;
@@ -856,7 +465,8 @@ static void remember_dir(struct wsnap_builder *b, const struct name *nm,
 }
 
 /* Step R: the member enters the tree. */
-static enum wsnap_status record(struct wsnap_builder *b, const struct name *nm,
+static enum wsnap_status record(struct wsnap_builder *b,
+				const struct wsnap_name *nm,
 				const struct spot *s,
 				const struct wsnap_raw_member *m,
 				struct wsnap_error *err)
@@ -898,10 +508,10 @@ static enum wsnap_status record(struct wsnap_builder *b, const struct name *nm,
 		return wsnap_error_reject(err, nm->disp,
 					  "archive member count exceeds limit");
 	b->implicit_bytes += bytes;
-	nodes = grow(b->nodes, &b->capnodes, (size_t)b->nnodes + need,
-		     sizeof(*nodes));
+	nodes = wsnap_grow(b->nodes, &b->capnodes, (size_t)b->nnodes + need,
+			   sizeof(*nodes));
 	if (!nodes)
-		return oom(err);
+		return wsnap_engine_oom(err);
 	b->nodes = nodes;
 	for (k = 0; k < need; k++) {
 		const char *c = nm->rel + off;
@@ -910,7 +520,7 @@ static enum wsnap_status record(struct wsnap_builder *b, const struct name *nm,
 
 		id = tree_add(b, id, c, cl);
 		if (!id)
-			return oom(err);
+			return wsnap_engine_oom(err);
 		off += cl + 1;
 		if (k + 1 < need) {
 			b->nodes[id - 1].type = WSNAP_TYPE_DIR;
@@ -944,14 +554,15 @@ static enum wsnap_status strip_name(struct wsnap_builder *b,
 {
 	const char *p = b->policy.strip_prefix;
 	const char *src;
-	struct name nm;
+	struct wsnap_name nm;
 	size_t n;
 	bool root;
 	enum wsnap_status st;
 
-	st = parse_name(b, m->name, m->name_len, m->type, &nm, err);
+	st = wsnap_name_parse(&nm, &b->names, m->name, m->name_len, m->type,
+			      err);
 	if (st == WSNAP_OK)
-		st = check_single(&nm, true, &root, err);
+		st = wsnap_rule_single(&nm, true, &root, err);
 	if (st != WSNAP_OK)
 		return st;
 	if (root || (nm.rel_len == b->strip_len &&
@@ -966,8 +577,8 @@ static enum wsnap_status strip_name(struct wsnap_builder *b,
 			err, nm.disp, "member does not start with prefix: %s",
 			p);
 	}
-	if (!scratch(&b->renamed, &b->renamedcap, n + 1))
-		return oom(err);
+	if (!wsnap_engine_scratch(&b->renamed, &b->renamedcap, n + 1))
+		return wsnap_engine_oom(err);
 	memmove(b->renamed, src, n);
 	b->renamed[n] = '\0';
 	*name = b->renamed;
@@ -983,7 +594,7 @@ enum wsnap_status wsnap_builder_add(void *builder,
 	const char *name = m->name;
 	size_t len = m->name_len;
 	struct spot s;
-	struct name nm;
+	struct wsnap_name nm;
 	bool root;
 	enum wsnap_status st;
 
@@ -995,13 +606,13 @@ enum wsnap_status wsnap_builder_add(void *builder,
 		if (st != WSNAP_OK)
 			return st;
 	}
-	st = parse_name(b, name, len, m->type, &nm, err);
+	st = wsnap_name_parse(&nm, &b->names, name, len, m->type, err);
 	if (st != WSNAP_OK)
 		return st;
 	/* 4.1 */
-	if (overlap(b, &nm, &b->policy.skip, false))
+	if (wsnap_rule_skip(&b->policy, &nm))
 		return WSNAP_OK;
-	st = check_single(&nm, !b->policy.no_symlinks, &root, err);
+	st = wsnap_rule_single(&nm, !b->policy.no_symlinks, &root, err);
 	if (st != WSNAP_OK)
 		return st;
 	if (root) {
@@ -1016,7 +627,7 @@ enum wsnap_status wsnap_builder_add(void *builder,
 	}
 	st = check_limits(b, &nm, m, err);
 	if (st == WSNAP_OK)
-		st = check_protected(b, &nm, err);
+		st = wsnap_rule_protected(&b->policy, &nm, err);
 	if (st != WSNAP_OK)
 		return st;
 	/* 4.4: one path, one member (a directory may be repeated): a second
@@ -1028,181 +639,22 @@ enum wsnap_status wsnap_builder_add(void *builder,
 	     b->nodes[s.at - 1].type != WSNAP_TYPE_DIR))
 		return wsnap_error_reject(err, nm.disp,
 					  "duplicate archive path: %s", nm.rel);
-	if (m->type == WSNAP_RAW_SYMLINK) {
-		if (!b->policy.allow_external_symlinks) {
-			st = check_target(&nm, m->linkname ? m->linkname : "",
-					  m->linkname_len, err);
-			if (st != WSNAP_OK)
-				return st;
-		}
-		st = check_named_symlink(b, &nm, err);
-		if (st != WSNAP_OK)
-			return st;
-	}
+	/* 4.5 lexically (the strict walk comes after phase one), 4.6 */
+	if (m->type == WSNAP_RAW_SYMLINK && !b->policy.allow_external_symlinks)
+		st = wsnap_resolve_lexical(&nm, m->linkname ? m->linkname : "",
+					   m->linkname_len, err);
+	if (st == WSNAP_OK)
+		st = wsnap_rule_named_symlink(&b->policy, &nm, err);
+	if (st != WSNAP_OK)
+		return st;
 	return record(b, &nm, &s, m, err);
 }
 
-/* The [wsnap] symlink resolution walk. */
+/* Phase two and the finished index */
 
-enum link_state {
-	LINK_UNKNOWN = 0,
-	LINK_BUSY, /* being resolved: meeting it again is a loop */
-	LINK_OK,
-	LINK_ESCAPES,
-	LINK_ABSOLUTE,
-};
-
-enum walk_result {
-	WALK_OK,
-	WALK_ESCAPES,
-	WALK_ABSOLUTE,
-	WALK_TOO_DEEP, /* more than MAX_REPLACEMENTS nested: not memoized */
-};
-
-/*
- * What a symlink resolves to from its own directory, which is all a walk
- * needs when it meets the link: the position reached and the replacements
- * it took. Positions are (node, phantoms): 'phantoms' components below
- * 'node' that name nothing in the tree (treated lexically; nothing below
- * them can exist, so only their number matters for '..').
- */
-struct link_memo {
-	uint32_t node;
-	uint32_t phantoms;
-	uint8_t inner; /* replacements inside its own resolution, <= 40 */
-	uint8_t state;
-};
-
-struct where {
-	uint32_t node;
-	uint32_t phantoms;
-};
-
-struct walker {
-	const struct wsnap_index *idx;
-	struct link_memo *memo; /* per ino */
-};
-
-static enum walk_result resolve(struct walker *w, uint32_t link,
-				unsigned depth);
-
-/*
- * Applies the components of s to *at, replacing each component that names
- * a symlink by where that symlink resolves to; *count counts replacements.
- * Work: O(len) plus O(1) per symlink met (their resolutions are memoized),
- * so every link costs time bounded by its own target.
- */
-static enum walk_result walk(struct walker *w, struct where *at, const char *s,
-			     size_t len, unsigned *count, unsigned depth)
-{
-	const struct wsnap_index *idx = w->idx;
-	size_t i = 0;
-
-	while (i < len) {
-		const char *c = s + i;
-		size_t cl;
-		uint32_t child;
-		enum walk_result r;
-
-		while (i < len && s[i] != '/')
-			i++;
-		cl = (size_t)(s + i - c);
-		i++;
-		if (cl == 0 || (cl == 1 && c[0] == '.'))
-			continue;
-		if (cl == 2 && c[0] == '.' && c[1] == '.') {
-			if (at->phantoms)
-				at->phantoms--;
-			else if (at->node == WSNAP_ROOT_INO)
-				return WALK_ESCAPES;
-			else
-				at->node = idx->nodes[at->node - 1].parent;
-			continue;
-		}
-		if (at->phantoms) {
-			at->phantoms++;
-			continue;
-		}
-		child = wsnap_index_child(idx, at->node, c, cl);
-		if (!child) {
-			at->phantoms = 1;
-			continue;
-		}
-		if (idx->nodes[child - 1].type != WSNAP_TYPE_SYMLINK) {
-			at->node = child;
-			continue;
-		}
-		r = resolve(w, child, depth + 1);
-		if (r != WALK_OK)
-			return r;
-		*count += 1u + w->memo[child].inner;
-		if (*count > MAX_REPLACEMENTS)
-			return WALK_ESCAPES;
-		at->node = w->memo[child].node;
-		at->phantoms = w->memo[child].phantoms;
-	}
-	return WALK_OK;
-}
-
-/*
- * Resolves a symlink's target from the link's directory, memoized: the
- * result depends on the link alone. depth is the nesting of replacements
- * above; past MAX_REPLACEMENTS the outermost resolution has more than
- * that many already, so the answer is WALK_TOO_DEEP (kept out of the memo,
- * as inner links may be fine on their own), which also bounds recursion.
- * Meeting a link that is being resolved is a loop: it never ends, so it
- * escapes, and so does every link on the loop.
- */
-static enum walk_result resolve(struct walker *w, uint32_t link, unsigned depth)
-{
-	const struct wsnap_node *n = &w->idx->nodes[link - 1];
-	struct link_memo *m = &w->memo[link];
-	struct where at = {n->parent, 0};
-	unsigned inner = 0;
-	enum walk_result r;
-
-	switch (m->state) {
-	case LINK_OK:
-		return WALK_OK;
-	case LINK_ABSOLUTE:
-		return WALK_ABSOLUTE;
-	case LINK_BUSY:
-	case LINK_ESCAPES:
-		return WALK_ESCAPES;
-	default:
-		break;
-	}
-	if (depth > MAX_REPLACEMENTS)
-		return WALK_TOO_DEEP;
-	if (n->size && n->target[0] == '/') {
-		m->state = LINK_ABSOLUTE;
-		return WALK_ABSOLUTE;
-	}
-	m->state = LINK_BUSY;
-	r = walk(w, &at, n->target, n->size, &inner, depth);
-	switch (r) {
-	case WALK_OK:
-		m->state = LINK_OK;
-		m->node = at.node;
-		m->phantoms = at.phantoms;
-		m->inner = (uint8_t)inner;
-		break;
-	case WALK_ABSOLUTE:
-		m->state = LINK_ABSOLUTE;
-		break;
-	case WALK_ESCAPES:
-		m->state = LINK_ESCAPES;
-		break;
-	default:
-		m->state = LINK_UNKNOWN;
-		break;
-	}
-	return r;
-}
-
-/* The raw name of an indexed member, for a message. */
-static const char *raw_name(struct wsnap_builder *b, const struct seq_ent *e,
-			    const struct wsnap_node *n)
+const char *wsnap_engine_raw_name(struct wsnap_builder *b,
+				  const struct wsnap_seq_ent *e,
+				  const struct wsnap_node *n)
 {
 	size_t len;
 
@@ -1211,76 +663,16 @@ static const char *raw_name(struct wsnap_builder *b, const struct seq_ent *e,
 		return e->raw;
 	case RAW_IS_DOT_REL:
 		len = strlen(n->path);
-		if (!scratch(&b->disp, &b->dispcap, len + 3))
+		if (!wsnap_engine_scratch(&b->names.disp, &b->names.dispcap,
+					  len + 3))
 			return n->path;
-		b->disp[0] = '.';
-		b->disp[1] = '/';
-		memcpy(b->disp + 2, n->path, len + 1);
-		return b->disp;
+		b->names.disp[0] = '.';
+		b->names.disp[1] = '/';
+		memcpy(b->names.disp + 2, n->path, len + 1);
+		return b->names.disp;
 	default:
 		return n->path;
 	}
-}
-
-/* One link of the walk: from its directory, itself resolved. */
-static enum walk_result resolve_top(struct walker *w, uint32_t ino)
-{
-	const struct wsnap_node *nodes = w->idx->nodes, *n = &nodes[ino - 1];
-	struct where at = {WSNAP_ROOT_INO, 0};
-	unsigned count = 0;
-	uint32_t a;
-	enum walk_result r;
-
-	for (a = n->parent; a != WSNAP_ROOT_INO; a = nodes[a - 1].parent)
-		if (nodes[a - 1].type == WSNAP_TYPE_SYMLINK)
-			break;
-	if (a == WSNAP_ROOT_INO)
-		return resolve(w, ino, 0);
-	/* the link's directory goes through a symlink (phase two rejects
-	 * that later, but the walk comes first) */
-	r = walk(w, &at, n->path, n->name_off ? n->name_off - 1 : 0, &count, 0);
-	if (r != WALK_OK)
-		return r;
-	if (n->size && n->target[0] == '/')
-		return WALK_ABSOLUTE;
-	return walk(w, &at, n->target, n->size, &count, 0);
-}
-
-static enum wsnap_status resolve_links(struct wsnap_builder *b,
-				       const struct wsnap_index *idx,
-				       const uint32_t *inomap,
-				       struct wsnap_error *err)
-{
-	struct walker w = {idx, NULL};
-	enum wsnap_status st = WSNAP_OK;
-	size_t i;
-
-	if (idx->stats.symlinks == 0)
-		return WSNAP_OK;
-	w.memo = calloc((size_t)idx->count + 1, sizeof(*w.memo));
-	if (!w.memo)
-		return oom(err);
-	for (i = 0; i < b->nseq && st == WSNAP_OK; i++) {
-		uint32_t ino = inomap[b->seq[i].id];
-		const struct wsnap_node *n = &idx->nodes[ino - 1];
-		enum walk_result r;
-
-		if (n->type != WSNAP_TYPE_SYMLINK)
-			continue;
-		r = resolve_top(&w, ino);
-		if (r == WALK_ABSOLUTE)
-			st = wsnap_error_reject(
-				err, raw_name(b, &b->seq[i], n),
-				"absolute symlink target not allowed: %s",
-				n->target);
-		else if (r != WALK_OK)
-			st = wsnap_error_reject(
-				err, raw_name(b, &b->seq[i], n),
-				"symlink target escapes archive root: %s",
-				n->target);
-	}
-	free(w.memo);
-	return st;
 }
 
 /* Phase two: nothing may stand below a symlink or a non-directory (writing
@@ -1298,7 +690,7 @@ static enum wsnap_status phase_two(struct wsnap_builder *b,
 
 	bad = calloc((size_t)idx->count + 1, sizeof(*bad));
 	if (!bad)
-		return oom(err);
+		return wsnap_engine_oom(err);
 	for (ino = 2; ino <= idx->count; ino++) {
 		uint32_t p = nodes[ino - 1].parent;
 
@@ -1313,7 +705,8 @@ static enum wsnap_status phase_two(struct wsnap_builder *b,
 		if (!a)
 			continue;
 		st = wsnap_error_reject(
-			err, raw_name(b, &b->seq[i], &nodes[m - 1]),
+			err,
+			wsnap_engine_raw_name(b, &b->seq[i], &nodes[m - 1]),
 			nodes[a - 1].type == WSNAP_TYPE_SYMLINK
 				? "archive path descends through symlink: %s"
 				: "archive path descends through "
@@ -1336,7 +729,7 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 	*out = NULL;
 	inomap = malloc(((size_t)b->nnodes + 1) * sizeof(*inomap));
 	if (!inomap) {
-		st = oom(err);
+		st = wsnap_engine_oom(err);
 		goto out;
 	}
 	/* the lookup table of phase one is done with; the nodes, runs and
@@ -1357,7 +750,7 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 	if (st != WSNAP_OK)
 		goto out;
 	if (!b->policy.allow_external_symlinks)
-		st = resolve_links(b, idx, inomap, err);
+		st = wsnap_resolve_links(b, idx, inomap, err);
 	if (st == WSNAP_OK)
 		st = phase_two(b, idx, inomap, err);
 	if (st == WSNAP_OK) {

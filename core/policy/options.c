@@ -196,3 +196,44 @@ enum wsnap_status wsnap_policy_set_strip_prefix(struct wsnap_policy *p,
 	return set_path(&p->strip_prefix, "the strip prefix", prefix, false,
 			err);
 }
+
+static enum wsnap_status pathlist_copy(struct wsnap_pathlist *dst,
+				       const char *option,
+				       const struct wsnap_pathlist *src,
+				       struct wsnap_error *err)
+{
+	enum wsnap_status st = WSNAP_OK;
+	size_t i;
+
+	for (i = 0; i < src->count && st == WSNAP_OK; i++)
+		st = pathlist_add(dst, option, src->items[i], err);
+	return st;
+}
+
+/* Paths are re-normalized, which leaves normalized paths as they are. */
+enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
+				    const struct wsnap_policy *src,
+				    struct wsnap_error *err)
+{
+	enum wsnap_status st;
+
+	dst->allow_external_symlinks = src->allow_external_symlinks;
+	dst->no_symlinks = src->no_symlinks;
+	dst->max_members = src->max_members;
+	dst->max_total_size = src->max_total_size;
+	dst->max_file_size = src->max_file_size;
+	dst->max_path_length = src->max_path_length;
+	dst->max_depth = src->max_depth;
+	st = pathlist_copy(&dst->skip, "--skip", &src->skip, err);
+	if (st == WSNAP_OK)
+		st = pathlist_copy(&dst->reject_path, "--reject-path",
+				   &src->reject_path, err);
+	if (st == WSNAP_OK)
+		st = pathlist_copy(&dst->reject_symlink, "--reject-symlink",
+				   &src->reject_symlink, err);
+	if (st == WSNAP_OK && src->root_name)
+		st = wsnap_policy_set_root_name(dst, src->root_name, err);
+	if (st == WSNAP_OK && src->strip_prefix)
+		st = wsnap_policy_set_strip_prefix(dst, src->strip_prefix, err);
+	return st;
+}

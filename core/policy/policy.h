@@ -4,8 +4,9 @@
  * struct wsnap_policy holds the options every command that reads an archive
  * accepts. Configured paths are stored normalized (section 1: components
  * without empty and '.' ones, one leading '/' dropped, joined with '/'; ""
- * is the root). The rules themselves run in the index builder (builder.h),
- * member by member as the reader produces them.
+ * is the root). The rules themselves run in the policy engine (engine.h;
+ * rules.c, resolve.c, engine.c), member by member as the reader produces
+ * them.
  */
 #ifndef WSNAP_POLICY_H
 #define WSNAP_POLICY_H
@@ -72,6 +73,15 @@ enum wsnap_status wsnap_policy_set_root_name(struct wsnap_policy *p,
 enum wsnap_status wsnap_policy_set_strip_prefix(struct wsnap_policy *p,
 						const char *prefix,
 						struct wsnap_error *err);
+
+/*
+ * Makes dst, fresh from wsnap_policy_init, a deep copy of src (which stays
+ * the caller's). Errors: WSNAP_IO when out of memory; dst then holds part
+ * of the copy and still needs wsnap_policy_release.
+ */
+enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
+				    const struct wsnap_policy *src,
+				    struct wsnap_error *err);
 
 /*
  * Normalizes a configured path (section 1) into out (capacity cap, always

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the limits of policy.md section 5 (issue 6, item 4).
+# End-to-end: the limits of policy.md section 5, through the wsnap program.
 #
 # Each limit is reached with its reason and the member that crossed it
 # (N allowed, N + 1 not; skipped members do not count; a sparse file counts
@@ -32,7 +32,7 @@ if ldd "$WSNAP_BIN" 2>/dev/null | grep libasan >/dev/null; then
 fi
 small_kib=$((64 * 1024 * scale))
 # 2,000,000 members: the index promises ~100 bytes per member beyond the
-# path bytes (issue 2); allow 384 bytes per member while building.
+# path bytes (README, "Memory"); allow 384 bytes per member while building.
 count_kib=$(((2000000 * 384 / 1024 + 64 * 1024) * scale))
 
 # mk FILE EXPR: FILE (in $tmp) gets the bytes of a tarcraft expression.

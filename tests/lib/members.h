@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "builder.h"
+#include "engine.h"
 
 struct tm_member {
 	char type; /* f file, d dir, l symlink, h hardlink, o other */

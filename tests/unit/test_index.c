@@ -20,7 +20,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "index.h"
 #include "members.h"
 #include "policy.h"

@@ -1,5 +1,5 @@
 /* Unit tests of core/policy/options.c: options, normalization, within, file
- * modes. */
+ * modes, copies. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -195,6 +195,53 @@ static void test_policy_strip_prefix(void **state)
 	assert_null(p.strip_prefix);
 }
 
+/* A copy owns everything it holds: the source can be released first, and
+ * every option comes across. */
+static void test_policy_copy_is_deep(void **state)
+{
+	struct wsnap_policy src, dst;
+	struct wsnap_error err;
+
+	wsnap_policy_init(&src);
+	wsnap_policy_init(&dst);
+	src.allow_external_symlinks = true;
+	src.no_symlinks = true;
+	src.max_members = 7;
+	src.max_total_size = 8;
+	src.max_file_size = 9;
+	src.max_path_length = 10;
+	src.max_depth = 11;
+	assert_int_equal(wsnap_policy_add_skip(&src, "s", &err), WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_skip(&src, ".", &err), WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_reject_path(&src, "r/p", &err),
+			 WSNAP_OK);
+	assert_int_equal(wsnap_policy_add_reject_symlink(&src, "l", &err),
+			 WSNAP_OK);
+	assert_int_equal(wsnap_policy_set_root_name(&src, "root", &err),
+			 WSNAP_OK);
+	assert_int_equal(wsnap_policy_set_strip_prefix(&src, "a/b", &err),
+			 WSNAP_OK);
+	assert_int_equal(wsnap_policy_copy(&dst, &src, &err), WSNAP_OK);
+	wsnap_policy_release(&src);
+	assert_true(dst.allow_external_symlinks);
+	assert_true(dst.no_symlinks);
+	assert_int_equal(dst.max_members, 7);
+	assert_int_equal(dst.max_total_size, 8);
+	assert_int_equal(dst.max_file_size, 9);
+	assert_int_equal(dst.max_path_length, 10);
+	assert_int_equal(dst.max_depth, 11);
+	assert_int_equal(dst.skip.count, 2);
+	assert_string_equal(dst.skip.items[0], "s");
+	assert_string_equal(dst.skip.items[1], "");
+	assert_int_equal(dst.reject_path.count, 1);
+	assert_string_equal(dst.reject_path.items[0], "r/p");
+	assert_int_equal(dst.reject_symlink.count, 1);
+	assert_string_equal(dst.reject_symlink.items[0], "l");
+	assert_string_equal(dst.root_name, "root");
+	assert_string_equal(dst.strip_prefix, "a/b");
+	wsnap_policy_release(&dst);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -207,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_policy_too_many_paths_is_usage),
 		cmocka_unit_test(test_policy_root_name_one_component),
 		cmocka_unit_test(test_policy_strip_prefix),
+		cmocka_unit_test(test_policy_copy_is_deep),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,9 @@
 /*
- * Unit tests of core/policy/engine.c: every rule of policy.md sections 3, 4, 5
- * and 8 with its reason string byte for byte, members fed directly.
+ * Unit tests of the policy engine (core/policy: engine.c, rules.c,
+ * resolve.c) through engine.h: every rule of policy.md sections 3, 4, 5 and
+ * 8 with its reason string byte for byte, members fed directly. The rules
+ * and the resolver are tested here through the engine, as the spec states
+ * them: in context, with the evaluation order that decides which rule wins.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +14,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "builder.h"
+#include "engine.h"
 #include "index.h"
 #include "members.h"
 #include "policy.h"
@@ -74,7 +77,7 @@ static void expect_reject_(const struct tm_member *ms, size_t n,
 
 /* Section 3 */
 
-static void test_builder_root_entries(void **state)
+static void test_engine_root_entries(void **state)
 {
 	/* every spelling of the root, any number of them */
 	OK(TM_D(""), TM_D("."), TM_D("./"), TM_D("./."), TM_D(".//"), TM_D("/"),
@@ -91,7 +94,7 @@ static void test_builder_root_entries(void **state)
 	REJECT("/.", "absolute path", TM_D("/."));
 }
 
-static void test_builder_root_metadata_last_entry_wins(void **state)
+static void test_engine_root_metadata_last_entry_wins(void **state)
 {
 	struct tm_member ms[] = {TM_D("./"), TM_F("a"), TM_D(".")};
 	const struct wsnap_node *r;
@@ -119,7 +122,7 @@ static void test_builder_root_metadata_last_entry_wins(void **state)
 	wsnap_index_free(idx);
 }
 
-static void test_builder_windows_drive(void **state)
+static void test_engine_windows_drive(void **state)
 {
 	REJECT("C:x", "windows drive path", TM_F("C:x"));
 	REJECT("1:x", "windows drive path", TM_F("1:x"));
@@ -138,7 +141,7 @@ static void test_builder_windows_drive(void **state)
 	OK(TM_F("ab:c"), TM_F("a"), TM_F("ab:"));
 }
 
-static void test_builder_backslash(void **state)
+static void test_engine_backslash(void **state)
 {
 	REJECT("a\\b", "windows path separator", TM_F("a\\b"));
 	REJECT("a\\", "windows path separator", TM_D("a\\"));
@@ -148,7 +151,7 @@ static void test_builder_backslash(void **state)
 	REJECT("../a\\b", "windows path separator", TM_F("../a\\b"));
 }
 
-static void test_builder_absolute(void **state)
+static void test_engine_absolute(void **state)
 {
 	REJECT("/etc/passwd", "absolute path", TM_F("/etc/passwd"));
 	REJECT("/etc", "absolute path", TM_D("/etc/"));
@@ -158,7 +161,7 @@ static void test_builder_absolute(void **state)
 	REJECT("/h", "absolute path", TM_H("/h", "a"));
 }
 
-static void test_builder_parent_traversal(void **state)
+static void test_engine_parent_traversal(void **state)
 {
 	REJECT("../x", "parent traversal", TM_F("../x"));
 	REJECT("a/../b", "parent traversal", TM_F("a/../b"));
@@ -170,7 +173,7 @@ static void test_builder_parent_traversal(void **state)
 	OK(TM_F("..a"), TM_F("a.."), TM_F(".../x"));
 }
 
-static void test_builder_symlink_opt_in(void **state)
+static void test_engine_symlink_opt_in(void **state)
 {
 	OK(TM_L("l", "x"));
 	pol.no_symlinks = true;
@@ -178,14 +181,14 @@ static void test_builder_symlink_opt_in(void **state)
 	REJECT("./d/l", "symlink member not allowed", TM_L("./d/l", "/x"));
 }
 
-static void test_builder_hardlink_and_types(void **state)
+static void test_engine_hardlink_and_types(void **state)
 {
 	REJECT("h", "hardlink member not allowed", TM_F("a"), TM_H("h", "a"));
 	REJECT("fifo", "unsupported member type", TM_O("fifo"));
 	REJECT("dev/null", "unsupported member type", TM_O("dev/null"));
 }
 
-static void test_builder_directory_name_loses_slashes(void **state)
+static void test_engine_directory_name_loses_slashes(void **state)
 {
 	/* the member named in a message is the raw name, a directory's
 	 * without its trailing slashes */
@@ -196,7 +199,7 @@ static void test_builder_directory_name_loses_slashes(void **state)
 
 /* Section 4.1 */
 
-static void test_builder_skip(void **state)
+static void test_engine_skip(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {
@@ -216,7 +219,7 @@ static void test_builder_skip(void **state)
 	REJECT("a\\b", "windows path separator", TM_F("a\\b"));
 }
 
-static void test_builder_skip_everything(void **state)
+static void test_engine_skip_everything(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {
@@ -230,7 +233,7 @@ static void test_builder_skip_everything(void **state)
 	wsnap_index_free(idx);
 }
 
-static void test_builder_skip_root_name_variants(void **state)
+static void test_engine_skip_root_name_variants(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {
@@ -250,7 +253,7 @@ static void test_builder_skip_root_name_variants(void **state)
 	wsnap_index_free(idx);
 }
 
-static void test_builder_skip_is_component_wise(void **state)
+static void test_engine_skip_is_component_wise(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {TM_F("workspace/x"),
@@ -272,7 +275,7 @@ static void test_builder_skip_is_component_wise(void **state)
 
 /* Section 4.3 */
 
-static void test_builder_protected_path_matrix(void **state)
+static void test_engine_protected_path_matrix(void **state)
 {
 	const char *r = "archive member overlaps protected path: "
 			"remote/nested";
@@ -295,7 +298,7 @@ static void test_builder_protected_path_matrix(void **state)
 	OK(TM_D("./"), TM_D("remote/"));
 }
 
-static void test_builder_protected_path_root_name(void **state)
+static void test_engine_protected_path_root_name(void **state)
 {
 	const char *r = "archive member overlaps protected path: "
 			"remote/nested";
@@ -313,7 +316,7 @@ static void test_builder_protected_path_root_name(void **state)
 	REJECT("remote/nested", r, TM_D("remote/nested"));
 }
 
-static void test_builder_protected_root(void **state)
+static void test_engine_protected_root(void **state)
 {
 	assert_int_equal(wsnap_policy_add_reject_path(&pol, "/", NULL),
 			 WSNAP_OK);
@@ -323,7 +326,7 @@ static void test_builder_protected_root(void **state)
 
 /* Section 4.4 */
 
-static void test_builder_duplicate_matrix(void **state)
+static void test_engine_duplicate_matrix(void **state)
 {
 	static const char types[] = {'f', 'd', 'l'};
 	static const char *first[] = {"a", "a/", "a"};
@@ -355,7 +358,7 @@ static void test_builder_duplicate_matrix(void **state)
 		}
 }
 
-static void test_builder_duplicate_dirs_later_metadata(void **state)
+static void test_engine_duplicate_dirs_later_metadata(void **state)
 {
 	struct tm_member ms[] = {TM_D("d/"), TM_F("d/x"), TM_D("./d")};
 	const struct wsnap_node *n;
@@ -374,7 +377,7 @@ static void test_builder_duplicate_dirs_later_metadata(void **state)
 	wsnap_index_free(idx);
 }
 
-static void test_builder_implicit_then_member_is_no_duplicate(void **state)
+static void test_engine_implicit_then_member_is_no_duplicate(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {TM_F("a/b"), TM_D("a"), TM_F("c/d/e"),
@@ -397,7 +400,7 @@ static void test_builder_implicit_then_member_is_no_duplicate(void **state)
 
 /* Section 4.5 */
 
-static void test_builder_symlink_targets_lexical(void **state)
+static void test_engine_symlink_targets_lexical(void **state)
 {
 	REJECT("l", "absolute symlink target not allowed: /usr/bin/python3",
 	       TM_L("l", "/usr/bin/python3"));
@@ -425,7 +428,7 @@ static void test_builder_symlink_targets_lexical(void **state)
 
 /* The [wsnap] resolution walk */
 
-static void test_builder_walk_venv_python_passes(void **state)
+static void test_engine_walk_venv_python_passes(void **state)
 {
 	OK(TM_D("bin"), TM_F("bin/python3.11"),
 	   TM_L("bin/python3", "python3.11"), TM_D("nested"),
@@ -433,7 +436,7 @@ static void test_builder_walk_venv_python_passes(void **state)
 	   TM_L("nested/dangling", "../nothing/here/../../x"));
 }
 
-static void test_builder_walk_link_escape(void **state)
+static void test_engine_walk_link_escape(void **state)
 {
 	const char *r = "symlink target escapes archive root: "
 			"link/link/../../x";
@@ -447,7 +450,7 @@ static void test_builder_walk_link_escape(void **state)
 	OK(TM_L("link", "./"), TM_L("escape", "link/link/../../x"));
 }
 
-static void test_builder_walk_shallower_link(void **state)
+static void test_engine_walk_shallower_link(void **state)
 {
 	/* a/b/up resolves to the root, two levels above where it stands */
 	REJECT("x", "symlink target escapes archive root: a/b/up/../y",
@@ -455,7 +458,7 @@ static void test_builder_walk_shallower_link(void **state)
 	OK(TM_D("a/b"), TM_L("a/b/up", "../.."), TM_L("x", "a/b/up/y"));
 }
 
-static void test_builder_walk_loops(void **state)
+static void test_engine_walk_loops(void **state)
 {
 	REJECT("a", "symlink target escapes archive root: b", TM_L("a", "b"),
 	       TM_L("b", "a"));
@@ -494,7 +497,7 @@ static enum wsnap_status chain(size_t n, struct wsnap_error *err)
 	return st;
 }
 
-static void test_builder_walk_forty_replacements(void **state)
+static void test_engine_walk_forty_replacements(void **state)
 {
 	struct wsnap_error err;
 
@@ -508,7 +511,7 @@ static void test_builder_walk_forty_replacements(void **state)
 	assert_string_equal(err.member, "l0");
 }
 
-static void test_builder_walk_exponential_is_bounded(void **state)
+static void test_engine_walk_exponential_is_bounded(void **state)
 {
 	/* l<k> -> l<k-1>/../l<k-1> doubles the replacements per level;
 	 * memoized, each link is walked once; l6 needs 62 */
@@ -531,7 +534,7 @@ static void test_builder_walk_exponential_is_bounded(void **state)
 			    "symlink target escapes archive root: l5/../l5");
 }
 
-static void test_builder_walk_many_links_share_work(void **state)
+static void test_engine_walk_many_links_share_work(void **state)
 {
 	/* 100,000 links through one hub: linear with the memo */
 	size_t n = 100000, i;
@@ -562,7 +565,7 @@ static void test_builder_walk_many_links_share_work(void **state)
 	free(names);
 }
 
-static void test_builder_walk_parent_through_symlink(void **state)
+static void test_engine_walk_parent_through_symlink(void **state)
 {
 	/* d -> . makes d/e/x's directory the root's e: the walk rejects it
 	 * before phase two would */
@@ -575,7 +578,7 @@ static void test_builder_walk_parent_through_symlink(void **state)
 
 /* Section 4.6 */
 
-static void test_builder_named_symlinks(void **state)
+static void test_engine_named_symlinks(void **state)
 {
 	assert_int_equal(wsnap_policy_add_reject_symlink(&pol, "/a/b/", NULL),
 			 WSNAP_OK);
@@ -589,7 +592,7 @@ static void test_builder_named_symlinks(void **state)
 
 /* Phase two */
 
-static void test_builder_phase_two(void **state)
+static void test_engine_phase_two(void **state)
 {
 	REJECT("a/x", "archive path descends through symlink: a", TM_D("d"),
 	       TM_L("a", "d"), TM_F("a/x"));
@@ -599,7 +602,7 @@ static void test_builder_phase_two(void **state)
 	       TM_F("f"), TM_F("./f/g/h"));
 }
 
-static void test_builder_phase_two_order_independent(void **state)
+static void test_engine_phase_two_order_independent(void **state)
 {
 	REJECT("a/x", "archive path descends through symlink: a", TM_F("a/x"),
 	       TM_D("d"), TM_L("a", "d"));
@@ -612,7 +615,7 @@ static void test_builder_phase_two_order_independent(void **state)
 	       TM_F("a"), TM_L("a/b", "x"), TM_F("a/b/c"));
 }
 
-static void test_builder_phase_one_error_wins(void **state)
+static void test_engine_phase_one_error_wins(void **state)
 {
 	/* f/x fails phase two, but the later /abs fails phase one */
 	REJECT("/abs", "absolute path", TM_F("f"), TM_F("f/x"), TM_F("/abs"));
@@ -625,7 +628,7 @@ static void test_builder_phase_one_error_wins(void **state)
 
 /* Section 5 */
 
-static void test_builder_limit_members(void **state)
+static void test_engine_limit_members(void **state)
 {
 	pol.max_members = 3;
 	OK(TM_D("./"), TM_F("a"), TM_F("b"), TM_D("."), TM_F("c"));
@@ -639,7 +642,7 @@ static void test_builder_limit_members(void **state)
 	   TM_F("s"));
 }
 
-static void test_builder_limit_implicit_dirs(void **state)
+static void test_engine_limit_implicit_dirs(void **state)
 {
 	/* [wsnap] implicit directories are not members: a low limit does
 	 * not stop one deep name */
@@ -658,7 +661,7 @@ static void test_builder_limit_implicit_dirs(void **state)
  * (64 MiB + 4 x member path bytes) after about 140 members, long before
  * the index is frozen.
  */
-static void test_builder_limit_implicit_bytes(void **state)
+static void test_engine_limit_implicit_bytes(void **state)
 {
 	struct wsnap_builder *b;
 	struct wsnap_error err;
@@ -688,7 +691,7 @@ static void test_builder_limit_implicit_bytes(void **state)
 	assert_memory_equal(err.member, name, len + 1);
 }
 
-static void test_builder_limit_total_size(void **state)
+static void test_engine_limit_total_size(void **state)
 {
 	pol.max_total_size = 100;
 	OK(TM_FS("a", 60), TM_FS("b", 40), TM_FS("c", 0));
@@ -698,7 +701,7 @@ static void test_builder_limit_total_size(void **state)
 	OK(TM_FS("a", 60), TM_FS("s/big", 1000), TM_FS("b", 40));
 }
 
-static void test_builder_limit_file_size(void **state)
+static void test_engine_limit_file_size(void **state)
 {
 	pol.max_file_size = 10;
 	OK(TM_FS("a", 10));
@@ -707,7 +710,7 @@ static void test_builder_limit_file_size(void **state)
 	OK(TM_FS("s", 11));
 }
 
-static void test_builder_limit_path_length(void **state)
+static void test_engine_limit_path_length(void **state)
 {
 	pol.max_path_length = 5;
 	OK(TM_F("abcde"), TM_F("./x/./y//z"), TM_D("v/w/"), TM_F("v/w/x"),
@@ -720,7 +723,7 @@ static void test_builder_limit_path_length(void **state)
 	OK(TM_F("s/abcdef"));
 }
 
-static void test_builder_limit_depth(void **state)
+static void test_engine_limit_depth(void **state)
 {
 	pol.max_depth = 2;
 	OK(TM_F("a/b"), TM_F("./a/./c/"), TM_D("d/e/"));
@@ -730,7 +733,7 @@ static void test_builder_limit_depth(void **state)
 	OK(TM_F("s/b/c"));
 }
 
-static void test_builder_invalid_member_is_stream_error(void **state)
+static void test_engine_invalid_member_is_stream_error(void **state)
 {
 	static const struct wsnap_sparse_run bad_runs[] = {{0, 10}, {5, 10}};
 	static const struct wsnap_sparse_run out_runs[] = {{0, 10}, {20, 10}};
@@ -754,7 +757,7 @@ static void test_builder_invalid_member_is_stream_error(void **state)
 
 /* Section 8 */
 
-static void test_builder_strip_prefix(void **state)
+static void test_engine_strip_prefix(void **state)
 {
 	const struct tm_member ms[] = {
 		TM_D("./"),
@@ -798,7 +801,7 @@ static void test_builder_strip_prefix(void **state)
 	       TM_L("workspace/l", "../x"));
 }
 
-static void test_builder_strip_prefix_then_policy(void **state)
+static void test_engine_strip_prefix_then_policy(void **state)
 {
 	struct wsnap_index *idx;
 	const struct tm_member ms[] = {TM_F("a/b/pkg/x"), TM_F("a/b/keep"),
@@ -826,48 +829,48 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 	const struct CMUnitTest tests[] = {
-		T(test_builder_root_entries),
-		T(test_builder_root_metadata_last_entry_wins),
-		T(test_builder_windows_drive),
-		T(test_builder_backslash),
-		T(test_builder_absolute),
-		T(test_builder_parent_traversal),
-		T(test_builder_symlink_opt_in),
-		T(test_builder_hardlink_and_types),
-		T(test_builder_directory_name_loses_slashes),
-		T(test_builder_skip),
-		T(test_builder_skip_everything),
-		T(test_builder_skip_root_name_variants),
-		T(test_builder_skip_is_component_wise),
-		T(test_builder_protected_path_matrix),
-		T(test_builder_protected_path_root_name),
-		T(test_builder_protected_root),
-		T(test_builder_duplicate_matrix),
-		T(test_builder_duplicate_dirs_later_metadata),
-		T(test_builder_implicit_then_member_is_no_duplicate),
-		T(test_builder_symlink_targets_lexical),
-		T(test_builder_walk_venv_python_passes),
-		T(test_builder_walk_link_escape),
-		T(test_builder_walk_shallower_link),
-		T(test_builder_walk_loops),
-		T(test_builder_walk_forty_replacements),
-		T(test_builder_walk_exponential_is_bounded),
-		T(test_builder_walk_many_links_share_work),
-		T(test_builder_walk_parent_through_symlink),
-		T(test_builder_named_symlinks),
-		T(test_builder_phase_two),
-		T(test_builder_phase_two_order_independent),
-		T(test_builder_phase_one_error_wins),
-		T(test_builder_limit_members),
-		T(test_builder_limit_implicit_dirs),
-		T(test_builder_limit_implicit_bytes),
-		T(test_builder_limit_total_size),
-		T(test_builder_limit_file_size),
-		T(test_builder_limit_path_length),
-		T(test_builder_limit_depth),
-		T(test_builder_invalid_member_is_stream_error),
-		T(test_builder_strip_prefix),
-		T(test_builder_strip_prefix_then_policy),
+		T(test_engine_root_entries),
+		T(test_engine_root_metadata_last_entry_wins),
+		T(test_engine_windows_drive),
+		T(test_engine_backslash),
+		T(test_engine_absolute),
+		T(test_engine_parent_traversal),
+		T(test_engine_symlink_opt_in),
+		T(test_engine_hardlink_and_types),
+		T(test_engine_directory_name_loses_slashes),
+		T(test_engine_skip),
+		T(test_engine_skip_everything),
+		T(test_engine_skip_root_name_variants),
+		T(test_engine_skip_is_component_wise),
+		T(test_engine_protected_path_matrix),
+		T(test_engine_protected_path_root_name),
+		T(test_engine_protected_root),
+		T(test_engine_duplicate_matrix),
+		T(test_engine_duplicate_dirs_later_metadata),
+		T(test_engine_implicit_then_member_is_no_duplicate),
+		T(test_engine_symlink_targets_lexical),
+		T(test_engine_walk_venv_python_passes),
+		T(test_engine_walk_link_escape),
+		T(test_engine_walk_shallower_link),
+		T(test_engine_walk_loops),
+		T(test_engine_walk_forty_replacements),
+		T(test_engine_walk_exponential_is_bounded),
+		T(test_engine_walk_many_links_share_work),
+		T(test_engine_walk_parent_through_symlink),
+		T(test_engine_named_symlinks),
+		T(test_engine_phase_two),
+		T(test_engine_phase_two_order_independent),
+		T(test_engine_phase_one_error_wins),
+		T(test_engine_limit_members),
+		T(test_engine_limit_implicit_dirs),
+		T(test_engine_limit_implicit_bytes),
+		T(test_engine_limit_total_size),
+		T(test_engine_limit_file_size),
+		T(test_engine_limit_path_length),
+		T(test_engine_limit_depth),
+		T(test_engine_invalid_member_is_stream_error),
+		T(test_engine_strip_prefix),
+		T(test_engine_strip_prefix_then_policy),
 	};
 #undef T
 	return cmocka_run_group_tests(tests, NULL, NULL);
