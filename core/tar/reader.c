@@ -21,27 +21,18 @@
  *    on is kept (bounded by WSNAP_READER_MAX_HEADER_BYTES); otherwise only
  *    the latest client buffer. Memory is bounded whatever the input;
  *  - each member's header region [header position, data offset) is walked
- *    block by block here (rd_scan_region): extension headers, then exactly
- *    one main header, whose raw typeflag is reported. Anything libarchive
- *    would have glossed over (bad pax records, special headers it swallows,
- *    an ambiguous layout) ends the read as '<tar>' invalid tar stream.
- *    "Ambiguous" means that libarchive and Python's tarfile (the reference
- *    the policy restates) would see different members: 'V' and 'A' headers,
- *    data on directories, links, devices and FIFOs, a global pax header
- *    that sets names, sizes or sparse maps, an extension header repeated
- *    for one member, a member named (or linked) both by a GNU long name
- *    and by pax, a prefix field only one of them joins, a number field
- *    only one of them can parse, a sparse map they lay out differently,
- *    typeflag NUL with a trailing '/' that only libarchive sees;
- *  - numbers are read from the raw header where libarchive would saturate
- *    them (base-256 beyond int64) or get them wrong (negative fractional
- *    pax times): what overflows is an invalid stream;
+ *    block by block (header.c, wsnap_tar_scan_region): extension headers,
+ *    then exactly one main header, whose raw typeflag is reported; what
+ *    libarchive would gloss over, or what libarchive and Python's tarfile
+ *    would read differently, ends the read as '<tar>' invalid tar stream;
  *  - the read runs in the "C" locale (uselocale, this thread only), so that
  *    libarchive never converts names: they come out as their raw bytes. The
  *    only libarchive warning accepted is the "can't be converted" one that
  *    this produces for non-ASCII pax names.
  */
 #include "reader.h"
+
+#include "header.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -65,27 +56,10 @@
  * allows anyway; the bound keeps the allocation obvious). */
 #define RD_MAX_SPARSE_RUNS (WSNAP_READER_MAX_HEADER_BYTES / 8)
 
-#define RD_BLOCK 512u
-
 struct rd_outbuf {
 	unsigned char *data;
 	size_t len;
 	uint64_t off; /* input offset of data[0] */
-};
-
-struct rd_pax {
-	bool has_mtime;
-	int64_t mtime_sec;
-	uint32_t mtime_nsec;
-	bool has_path, has_linkpath, has_sparse_name;
-	bool has_size;
-	uint64_t size;
-	/* GNU sparse: 1.0 (major, minor), 0.1 (map), 0.0 (numblocks, then
-	 * offset / numbytes pairs); GNU.sparse.size goes with 0.0 and 0.1 */
-	bool has_major, has_minor;
-	bool has_sparse_size, has_numblocks, sparse_pending;
-	uint64_t numblocks;
-	unsigned n_map, n_offset, n_numbytes;
 };
 
 /* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
@@ -169,7 +143,7 @@ struct rd {
 	bool io_failed;
 
 	/* attributes of the global pax headers seen so far */
-	struct rd_pax global;
+	struct wsnap_tar_pax global;
 
 	/* gzip: CRC-32 of the decoded stream (libarchive does not check
 	 * the gzip trailer) */
@@ -419,606 +393,25 @@ static la_ssize_t rd_piped_read(struct archive *a, void *ctx, const void **buf)
 	return (la_ssize_t)n;
 }
 
-/* ---- numbers ------------------------------------------------------------ */
-
-static bool rd_all_zero(const unsigned char *p, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
-}
-
-/*
- * A number field as libarchive and tarfile both read it: base-256 marked
- * 0x80 or 0xff (tarfile knows no other marker), or octal digits between
- * blanks, ended by a NUL or the end of the field. libarchive reads octal
- * up to the first non-digit; tarfile takes the field up to its first NUL
- * and hands it to Python's int(s, 8), which takes "0o17", "1_0" or "+7"
- * and refuses "12x". A header tarfile refuses ends its archive there,
- * silently: the members after it would be seen by libarchive alone.
- */
-static bool rd_tar_field_ok(const unsigned char *f, size_t n)
-{
-	size_t i = 0;
-
-	if (f[0] & 0x80)
-		return f[0] == 0x80 || f[0] == 0xff;
-	while (i < n && (f[i] == ' ' || f[i] == '\t'))
-		i++;
-	while (i < n && f[i] >= '0' && f[i] <= '7')
-		i++;
-	while (i < n && (f[i] == ' ' || f[i] == '\t'))
-		i++;
-	return i == n || f[i] == '\0';
-}
-
-/* The number fields tarfile reads in every header block: mode, uid, gid,
- * size, mtime, chksum, devmajor, devminor. */
-static bool rd_header_fields_ok(const unsigned char *h)
-{
-	static const unsigned short fields[][2] = {
-		{100, 8},  {108, 8}, {116, 8}, {124, 12},
-		{136, 12}, {148, 8}, {329, 8}, {337, 8},
-	};
-	size_t i;
-
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
-		if (!rd_tar_field_ok(h + fields[i][0], fields[i][1]))
-			return false;
-	return true;
-}
-
-/*
- * A ustar numeric field: octal (leading blanks allowed, ends at the first
- * non-digit, as libarchive reads it) or base-256. Negative values and
- * values above INT64_MAX are refused (returns false).
- */
-static bool rd_tar_number(const unsigned char *f, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i = 0;
-
-	if (f[0] & 0x80) {
-		if (f[0] & 0x40)
-			return false; /* negative */
-		v = f[0] & 0x3f;
-		for (i = 1; i < n; i++) {
-			if (v > ((uint64_t)INT64_MAX >> 8))
-				return false;
-			v = (v << 8) | f[i];
-		}
-		*out = v;
-		return true;
-	}
-	while (i < n && (f[i] == ' ' || f[i] == '\t'))
-		i++;
-	if (i < n && (f[i] == '-' || f[i] == '+'))
-		return false;
-	for (; i < n && f[i] >= '0' && f[i] <= '7'; i++)
-		v = v * 8 + (uint64_t)(f[i] - '0'); /* 12 digits fit */
-	*out = v;
-	return true;
-}
-
-/* Decimal digits only, at most INT64_MAX. */
-static bool rd_dec(const unsigned char *p, size_t n, uint64_t *out)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	if (n == 0)
-		return false;
-	for (i = 0; i < n; i++) {
-		unsigned d;
-
-		if (p[i] < '0' || p[i] > '9')
-			return false;
-		d = (unsigned)(p[i] - '0');
-		if (v > ((uint64_t)INT64_MAX - d) / 10)
-			return false;
-		v = v * 10 + d;
-	}
-	*out = v;
-	return true;
-}
-
-/*
- * A pax time: -?digits(.digits*)?, seconds within int64, fraction to nine
- * digits. The result is the instant floored to whole seconds, as struct
- * timespec has it: "-1.5" is sec -2, nsec 500000000. (libarchive applies
- * the sign to the seconds only and reports sec -1, nsec 500000000, that
- * is -0.5 s, and "-0.5" as +0.5 s; tarfile reads -1.5.)
- */
-static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
-			uint32_t *nsec)
-{
-	const unsigned char *dot = memchr(p, '.', n);
-	size_t ilen = dot ? (size_t)(dot - p) : n, i;
-	bool neg = false;
-	uint32_t frac = 0, scale = 100000000;
-	uint64_t v;
-
-	if (ilen && p[0] == '-') {
-		neg = true;
-		p++;
-		ilen--;
-		n--;
-	}
-	if (!rd_dec(p, ilen, &v))
-		return false;
-	for (i = ilen + 1; i < n; i++) {
-		if (p[i] < '0' || p[i] > '9')
-			return false;
-		frac += (uint32_t)(p[i] - '0') * scale;
-		scale /= 10;
-	}
-	*sec = neg ? -(int64_t)v : (int64_t)v;
-	*nsec = frac;
-	if (neg && frac) {
-		/* v <= INT64_MAX: -v - 1 >= INT64_MIN */
-		*sec -= 1;
-		*nsec = 1000000000u - frac;
-	}
-	return true;
-}
-
-/*
- * GNU.sparse.map: comma-separated decimal numbers, offset and length of
- * each run, so an even count. (libarchive and tarfile both drop a last odd
- * number; a map that does not say what it means is refused.)
- */
-static bool rd_sparse_map_01(const unsigned char *p, size_t n)
-{
-	size_t count = 0;
-
-	while (n > 0) {
-		const unsigned char *c = memchr(p, ',', n);
-		size_t len = c ? (size_t)(c - p) : n;
-		uint64_t v;
-
-		if (!rd_dec(p, len, &v))
-			return false;
-		count++;
-		if (!c)
-			return count % 2 == 0;
-		p += len + 1;
-		n -= len + 1;
-		if (n == 0)
-			return false; /* trailing comma */
-	}
-	return false;
-}
-
-/* ---- header region ------------------------------------------------------ */
-
-static bool rd_key_is(const unsigned char *k, size_t n, const char *s)
-{
-	return strlen(s) == n && memcmp(k, s, n) == 0;
-}
-
-static bool rd_key_in(const unsigned char *k, size_t n, const char *const *list)
-{
-	for (; *list; list++)
-		if (rd_key_is(k, n, *list))
-			return true;
-	return false;
-}
-
-/*
- * Checks one pax attribute of an 'x' (or 'g' when global) header and
- * records what the walk needs. Numbers that are sizes, counts, ids or
- * offsets must be plain non-negative decimals within int64; times may be
- * negative; names must not hold NUL.
- */
-static bool rd_pax_attr(struct rd_pax *px, bool global, const unsigned char *k,
-			size_t kn, const unsigned char *v, size_t vn)
-{
-	static const char *const numbers[] = {
-		"uid",
-		"gid",
-		"SCHILY.dev",
-		"SCHILY.ino",
-		"SCHILY.nlink",
-		"SCHILY.devmajor",
-		"SCHILY.devminor",
-		"SCHILY.realsize",
-		"GNU.sparse.realsize",
-		NULL,
-	};
-	static const char *const times[] = {"mtime", "atime", "ctime",
-					    "LIBARCHIVE.creationtime", NULL};
-	static const char *const names[] = {"path", "linkpath",
-					    "GNU.sparse.name", NULL};
-	uint64_t num;
-	int64_t sec;
-	uint32_t nsec;
-
-	if (global && kn >= 11 && memcmp(k, "GNU.sparse.", 11) == 0)
-		return false; /* a sparse layout for every member */
-	if (rd_key_is(k, kn, "mtime")) {
-		if (!rd_pax_time(v, vn, &px->mtime_sec, &px->mtime_nsec))
-			return false;
-		px->has_mtime = true;
-	} else if (rd_key_is(k, kn, "size")) {
-		if (global || !rd_dec(v, vn, &num))
-			return false;
-		px->has_size = true;
-		px->size = num;
-	} else if (rd_key_is(k, kn, "GNU.sparse.major")) {
-		/* tarfile compares the text: "01" is no 1.0 to it */
-		if (!rd_key_is(v, vn, "1"))
-			return false;
-		px->has_major = true;
-	} else if (rd_key_is(k, kn, "GNU.sparse.minor")) {
-		if (!rd_key_is(v, vn, "0"))
-			return false;
-		px->has_minor = true;
-	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
-		/* libarchive adds the runs of both maps, tarfile keeps the
-		 * last map */
-		if (px->n_map++ || !rd_sparse_map_01(v, vn))
-			return false;
-	} else if (rd_key_is(k, kn, "GNU.sparse.size")) {
-		if (!rd_dec(v, vn, &num))
-			return false;
-		px->has_sparse_size = true;
-	} else if (rd_key_is(k, kn, "GNU.sparse.numblocks")) {
-		/* libarchive drops an offset it has not paired yet */
-		if (px->n_offset || px->n_numbytes || px->has_numblocks ||
-		    !rd_dec(v, vn, &px->numblocks))
-			return false;
-		px->has_numblocks = true;
-	} else if (rd_key_is(k, kn, "GNU.sparse.offset")) {
-		/*
-		 * 0.0 pairs: libarchive pairs each offset with the next
-		 * numbytes (a second offset replaces the first), tarfile
-		 * zips the list of offsets with the list of numbytes: they
-		 * agree on strictly alternating pairs only.
-		 */
-		if (!px->has_numblocks || px->sparse_pending ||
-		    !rd_dec(v, vn, &num))
-			return false;
-		px->sparse_pending = true;
-		px->n_offset++;
-	} else if (rd_key_is(k, kn, "GNU.sparse.numbytes")) {
-		if (!px->sparse_pending || !rd_dec(v, vn, &num))
-			return false;
-		px->sparse_pending = false;
-		px->n_numbytes++;
-	} else if (rd_key_is(k, kn, "SUN.holesdata")) {
-		return false; /* a sparse map libarchive reads, tarfile not */
-	} else if (rd_key_in(k, kn, numbers)) {
-		if (!rd_dec(v, vn, &num))
-			return false;
-	} else if (rd_key_in(k, kn, times)) {
-		if (!rd_pax_time(v, vn, &sec, &nsec))
-			return false;
-	} else if (rd_key_in(k, kn, names)) {
-		/*
-		 * A global name would rename every later member in tarfile
-		 * while libarchive ignores global headers: ambiguous.
-		 */
-		if (global || memchr(v, '\0', vn))
-			return false;
-		/* an empty value: libarchive keeps the header's name,
-		 * tarfile takes the empty one */
-		if (vn == 0)
-			return false;
-		/*
-		 * libarchive names a member by GNU.sparse.name whatever
-		 * the order, tarfile by the later of it and path. bsdtar
-		 * writes path first (the same name); GNU tar's sparse 0.1
-		 * writes path second, its "GNUSparseFile.N/..." name, which
-		 * tarfile then reports: refused.
-		 */
-		if (rd_key_is(k, kn, "path") && px->has_sparse_name)
-			return false;
-		if (rd_key_is(k, kn, "path"))
-			px->has_path = true;
-		else if (rd_key_is(k, kn, "linkpath"))
-			px->has_linkpath = true;
-		else
-			px->has_sparse_name = true;
-	}
-	return true;
-}
-
-/*
- * Parses a pax body strictly: every record is "<len> <key>=<value>\n" with
- * len counting the whole record, and the records fill the body exactly.
- * (libarchive only warns, and then ignores the rest.)
- */
-static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
-			 struct rd_pax *px)
-{
-	while (n > 0) {
-		size_t i = 0, len = 0, rest;
-		const unsigned char *key, *eq;
-
-		while (i < n && p[i] >= '0' && p[i] <= '9') {
-			len = len * 10 + (size_t)(p[i] - '0');
-			if (len > n)
-				return false;
-			i++;
-		}
-		if (i == 0 || i >= n || p[i] != ' ' || len < i + 4 || len > n ||
-		    p[len - 1] != '\n')
-			return false;
-		key = p + i + 1;
-		rest = len - i - 2; /* key=value without the newline */
-		eq = memchr(key, '=', rest);
-		if (!eq || eq == key || memchr(key, '\0', (size_t)(eq - key)))
-			return false;
-		if (!rd_pax_attr(px, global, key, (size_t)(eq - key), eq + 1,
-				 rest - (size_t)(eq - key) - 1))
-			return false;
-		p += len;
-		n -= len;
-	}
-	return true;
-}
-
-struct rd_scan {
-	const unsigned char *main; /* the main header block */
-	uint64_t stored;	   /* bytes of data (size field or pax) */
-	size_t tail;		   /* region bytes after the main header */
-	uint64_t map;		   /* of which a pax 1.0 sparse map */
-	struct rd_pax pax;	   /* the 'x' attributes */
-	unsigned n_pax, n_longname, n_longlink; /* 'x'/'X', 'L', 'K' */
-};
-
-static bool rd_is_gnu_magic(const unsigned char *h)
-{
-	return memcmp(h + 257, "ustar  \0", 8) == 0;
-}
-
-/*
- * A signed number field (mtime) that does not fit int64: only base-256
- * can be that long. libarchive saturates such a value, tarfile keeps it.
- */
-static bool rd_tar_signed_fits(const unsigned char *f, size_t n)
-{
-	unsigned char fill = f[0] & 0x40 ? 0xff : 0x00;
-	size_t i;
-
-	if (!(f[0] & 0x80) || n <= 8)
-		return true;
-	/* the value has 8n - 1 bits: all above the low 63 are the sign */
-	if ((f[0] & 0x7f) != (fill & 0x7f))
-		return false;
-	for (i = 1; i < n - 8; i++)
-		if (f[i] != fill)
-			return false;
-	return (f[n - 8] & 0x80) == (fill & 0x80);
-}
-
-/*
- * Old GNU sparse entries (offset, numbytes: 12 bytes each). libarchive
- * reads them up to the first whose offset starts with NUL, tarfile reads
- * all four of the header, and those of an extension block that have both
- * an offset and a length. So: past the first NUL offset only zero bytes;
- * before it numbers both read alike, within int64 (libarchive would
- * saturate a larger one); in an extension block no data at offset 0.
- */
-static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
-				  bool ext)
-{
-	uint64_t off, len;
-
-	for (; count > 0 && e[0]; count--, e += 24)
-		if (!rd_tar_field_ok(e, 12) || !rd_tar_field_ok(e + 12, 12) ||
-		    !rd_tar_number(e, 12, &off) ||
-		    !rd_tar_number(e + 12, 12, &len) || (ext && !off && len))
-			return false;
-	return rd_all_zero(e, 24 * count);
-}
-
-/*
- * An old GNU sparse member ('S', GNU magic): the header's map, the real
- * size (tarfile takes an empty one as 0, libarchive the size field), and
- * the extension blocks chained by isextended, which must be all of the
- * region after the main header.
- */
-static bool rd_scan_gnu_sparse(const unsigned char *ext, size_t tail,
-			       const unsigned char *h)
-{
-	unsigned char more = h[482];
-	uint64_t realsize;
-	size_t n = 0;
-
-	if (!rd_is_gnu_magic(h) || !rd_gnu_sparse_entries(h + 386, 4, false) ||
-	    !h[483] || !rd_tar_field_ok(h + 483, 12) ||
-	    !rd_tar_number(h + 483, 12, &realsize))
-		return false;
-	while (more) {
-		const unsigned char *b = ext + RD_BLOCK * n;
-
-		if (RD_BLOCK * (n + 1) > tail ||
-		    !rd_gnu_sparse_entries(b, 21, true))
-			return false;
-		more = b[504];
-		n++;
-	}
-	return tail == RD_BLOCK * n;
-}
-
-/* Occurrences of a string in n bytes. */
-static size_t rd_count(const unsigned char *p, size_t n, const char *needle)
-{
-	size_t k = strlen(needle), count = 0;
-	const unsigned char *q;
-
-	while ((q = memmem(p, n, needle, k)) != NULL) {
-		count++;
-		n -= (size_t)(q - p) + k;
-		p = q + k;
-	}
-	return count;
-}
-
-/*
- * The GNU sparse formats of a pax header, as both readers see them: one
- * format at most (tarfile tries 0.1, then 0.0, then 1.0; libarchive
- * applies them all); 0.0 pairs complete and as many as numblocks, and the
- * body (padding included) holds no other "GNU.sparse.offset=" or
- * "GNU.sparse.numbytes=" text, since tarfile finds the pairs by a regular
- * expression over the raw block; GNU.sparse.size only with a 0.0 or 0.1
- * map (tarfile takes it for a 0.0 map of holes only).
- */
-static bool rd_pax_sparse_agree(const struct rd_pax *px,
-				const unsigned char *body, size_t padded)
-{
-	unsigned formats = (px->n_offset > 0) + (px->n_map > 0) +
-			   (px->has_major || px->has_minor);
-
-	if (formats > 1 || px->sparse_pending)
-		return false;
-	if (px->n_offset &&
-	    (px->n_offset != px->numblocks || !px->has_sparse_size))
-		return false;
-	if (px->has_sparse_size && !px->n_offset && !px->n_map)
-		return false;
-	return rd_count(body, padded, "GNU.sparse.offset=") == px->n_offset &&
-	       rd_count(body, padded, "GNU.sparse.numbytes=") == px->n_numbytes;
-}
-
-/*
- * The prefix field (bytes 345..499) of a main header whose name comes from
- * the header itself. libarchive joins it to the name only under a POSIX
- * ustar magic ("ustar" and anything but GNU's "ustar  \0"); tarfile joins
- * it whatever the magic, except on GNU 'S' headers, whose bytes there are
- * GNU fields. Where one joins and the other does not, the names differ
- * (a v7 header named 'passwd' with prefix '../../etc', or a GNU
- * incremental header whose atime tarfile takes as a directory).
- */
-static bool rd_prefix_ambiguous(const unsigned char *h)
-{
-	if (!h[345] || h[156] == 'S')
-		return false;
-	return rd_is_gnu_magic(h) || memcmp(h + 257, "ustar", 5) != 0;
-}
-
-/*
- * After the walk: what readers would each make of the member's names.
- * libarchive keeps one buffer per kind of GNU long name and applies each
- * kind after the headers that follow it, so of two 'L' (or 'K') records
- * it takes the last, tarfile the first (two 'x' headers, where libarchive
- * keeps the last body only and tarfile merges both, are refused by the
- * walk). An 'L' and a pax path are read
- * differently by GNU tar and by libarchive / tarfile (and the same goes
- * for 'K' and linkpath): a member named twice is refused, in either
- * order. (A pax path with GNU.sparse.name: see rd_pax_attr.)
- */
-static bool rd_names_agree(const struct rd_scan *s)
-{
-	unsigned names =
-		s->n_longname + (s->pax.has_path || s->pax.has_sparse_name);
-
-	if (s->n_longname > 1 || s->n_longlink > 1)
-		return false;
-	if (names > 1 || s->n_longlink + s->pax.has_linkpath > 1)
-		return false;
-	return names || !rd_prefix_ambiguous(s->main);
-}
-
-/*
- * Walks a member's header region: extension headers ('x', 'X', 'g', 'L',
- * 'K') with their bodies, then the main header; after it only GNU sparse
- * extension blocks or a pax 1.0 sparse map may follow. Returns false when
- * the region is not exactly that, or readers would disagree on it.
- */
-static bool rd_scan_region(const unsigned char *p, size_t len,
-			   struct rd_pax *global, struct rd_scan *s)
-{
-	size_t pos = 0;
-
-	memset(s, 0, sizeof(*s));
-	for (;;) {
-		const unsigned char *h = p + pos;
-		uint64_t size, padded;
-		char tf;
-
-		if (len - pos < RD_BLOCK || !rd_header_fields_ok(h))
-			return false;
-		tf = (char)h[156];
-		if (tf != 'x' && tf != 'X' && tf != 'g' && tf != 'L' &&
-		    tf != 'K') {
-			/* 'V' and 'A' are swallowed by libarchive but are
-			 * members to other readers: ambiguous, refused. */
-			if (tf == 'V' || tf == 'A')
-				return false;
-			s->main = h;
-			pos += RD_BLOCK;
-			break;
-		}
-		if (!rd_tar_number(h + 124, 12, &size))
-			return false;
-		padded = (size + RD_BLOCK - 1) & ~(uint64_t)(RD_BLOCK - 1);
-		if (padded > len - pos - RD_BLOCK)
-			return false;
-		if (tf == 'L')
-			s->n_longname++;
-		else if (tf == 'K')
-			s->n_longlink++;
-		else if (tf == 'g' && !rd_pax_parse(h + RD_BLOCK, (size_t)size,
-						    true, global))
-			return false;
-		else if (tf != 'g' &&
-			 (s->n_pax++ ||
-			  !rd_pax_parse(h + RD_BLOCK, (size_t)size, false,
-					&s->pax) ||
-			  !rd_pax_sparse_agree(&s->pax, h + RD_BLOCK,
-					       (size_t)padded)))
-			return false;
-		pos += RD_BLOCK + (size_t)padded;
-	}
-	s->tail = len - pos;
-	if (!rd_names_agree(s))
-		return false;
-	if (!rd_tar_number(s->main + 124, 12, &s->stored) ||
-	    !rd_tar_signed_fits(s->main + 136, 12))
-		return false;
-	if (s->pax.has_size)
-		s->stored = s->pax.size;
-	if (s->main[156] == 'S')
-		return rd_scan_gnu_sparse(p + pos, s->tail, s->main);
-	if (s->pax.has_major || s->pax.has_minor) {
-		/* pax sparse 1.0: the map leads the data area */
-		if (!s->pax.has_major || !s->pax.has_minor)
-			return false;
-		s->map = s->tail;
-		return s->tail % RD_BLOCK == 0 && s->tail <= s->stored;
-	}
-	return s->tail == 0;
-}
-
-static bool rd_name_field_is_dir(const unsigned char *h)
-{
-	return h[0] && h[strnlen((const char *)h, 100) - 1] == '/';
-}
-
 static enum wsnap_raw_type rd_classify(char tf, const unsigned char *h)
 {
 	switch (tf) {
-	case '0':
-	case '7':
-	case 'S':
+	case WSNAP_TAR_REG:
+	case WSNAP_TAR_CONT:
+	case WSNAP_TAR_GNU_SPARSE:
 		return WSNAP_RAW_FILE;
-	case '\0':
+	case WSNAP_TAR_AREG:
 		/* as Python's tarfile: an old-style regular file whose name
 		 * field ends in '/' is a directory (rd_member refuses a
 		 * final name ending in '/' otherwise) */
-		if (rd_name_field_is_dir(h))
+		if (wsnap_tar_name_field_is_dir(h))
 			return WSNAP_RAW_DIR;
 		return WSNAP_RAW_FILE;
-	case '5':
+	case WSNAP_TAR_DIR:
 		return WSNAP_RAW_DIR;
-	case '2':
+	case WSNAP_TAR_SYM:
 		return WSNAP_RAW_SYMLINK;
-	case '1':
+	case WSNAP_TAR_LNK:
 		return WSNAP_RAW_HARDLINK;
 	default:
 		return WSNAP_RAW_OTHER;
@@ -1116,7 +509,7 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 {
 	int64_t hp = archive_read_header_position(inner);
 	int64_t fb = archive_filter_bytes(inner, 0);
-	struct rd_scan s;
+	struct wsnap_tar_scan s;
 	const char *name = archive_entry_pathname(e);
 	la_int64_t esize = archive_entry_size(e);
 	char tf;
@@ -1126,14 +519,14 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	    (uint64_t)fb > r->win_off + r->win_len ||
 	    (uint64_t)(fb - hp) > WSNAP_READER_MAX_HEADER_BYTES)
 		return wsnap_error_stream(r->err);
-	if (!rd_scan_region(r->win + (hp - (int64_t)r->win_off),
-			    (size_t)(fb - hp), &r->global, &s))
+	if (!wsnap_tar_scan_region(r->win + (hp - (int64_t)r->win_off),
+				   (size_t)(fb - hp), &r->global, &s))
 		return wsnap_error_stream(r->err);
 	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
 		return wsnap_error_stream(r->err);
 
 	memset(m, 0, sizeof(*m));
-	tf = (char)s.main[156];
+	tf = (char)s.main[WSNAP_TAR_OFF(typeflag)];
 	m->name = name;
 	m->name_len = strlen(name);
 	m->typeflag = tf;
@@ -1142,8 +535,9 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	 * path or the prefix: libarchive makes it a directory, tarfile
 	 * (which looks at the name field only) a regular file.
 	 */
-	if (tf == '\0' && m->name_len && name[m->name_len - 1] == '/' &&
-	    !rd_name_field_is_dir(s.main))
+	if (tf == WSNAP_TAR_AREG && m->name_len &&
+	    name[m->name_len - 1] == '/' &&
+	    !wsnap_tar_name_field_is_dir(s.main))
 		return wsnap_error_stream(r->err);
 	m->type = rd_classify(tf, s.main);
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
@@ -1196,7 +590,8 @@ static enum wsnap_status rd_member(struct rd *r, struct archive *inner,
 	case WSNAP_RAW_OTHER:
 		/* devices and FIFOs: as above; any other type: tarfile skips
 		 * its data by the size, libarchive must skip the same */
-		if (tf == '3' || tf == '4' || tf == '6'
+		if (tf == WSNAP_TAR_CHR || tf == WSNAP_TAR_BLK ||
+				    tf == WSNAP_TAR_FIFO
 			    ? s.stored != 0
 			    : (uint64_t)esize != s.stored)
 			return wsnap_error_stream(r->err);
@@ -1381,8 +776,8 @@ static enum wsnap_status rd_drain(struct rd *r, bool compressed)
 			(uint64_t)used > b->off ? (uint64_t)used : b->off;
 
 		if (b->len && from < b->off + b->len &&
-		    !rd_all_zero(b->data + (from - b->off),
-				 (size_t)(b->off + b->len - from)))
+		    !wsnap_tar_all_zero(b->data + (from - b->off),
+					(size_t)(b->off + b->len - from)))
 			return wsnap_error_stream(r->err);
 	}
 	if ((uint64_t)used < r->obuf[0].off && (uint64_t)used < r->obuf[1].off)
@@ -1397,7 +792,7 @@ static enum wsnap_status rd_drain(struct rd *r, bool compressed)
 			return WSNAP_IO;
 		if (n == 0)
 			return WSNAP_OK;
-		if (!rd_all_zero(buf, (size_t)n))
+		if (!wsnap_tar_all_zero(buf, (size_t)n))
 			return wsnap_error_stream(r->err);
 	}
 }
