@@ -128,4 +128,16 @@ enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, bool compressed);
  * closes the spill file unless it was handed over (spill_fd -1). */
 void wsnap_reader_input_release(struct wsnap_reader *r);
 
+/* ---- member.c ----------------------------------------------------------- */
+
+/*
+ * Reads every member of the open inner reader, builds its struct
+ * wsnap_raw_member and calls fn; the tar part, common to both layouts.
+ * Returns WSNAP_OK at the tar end, the callback's status unchanged, or the
+ * error met (an invalid stream, WSNAP_IO).
+ */
+enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
+				       struct archive *inner,
+				       wsnap_reader_fn fn, void *ctx);
+
 #endif
