@@ -230,10 +230,12 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 		/* devices and FIFOs: as above; any other type: tarfile skips
 		 * its data by the size, libarchive must skip the same */
 		if (tf == WSNAP_TAR_CHR || tf == WSNAP_TAR_BLK ||
-				    tf == WSNAP_TAR_FIFO
-			    ? s.stored != 0
-			    : (uint64_t)esize != s.stored)
+		    tf == WSNAP_TAR_FIFO) {
+			if (s.stored != 0)
+				return wsnap_error_stream(r->err);
+		} else if ((uint64_t)esize != s.stored) {
 			return wsnap_error_stream(r->err);
+		}
 		break;
 	}
 	return WSNAP_OK;
