@@ -226,43 +226,46 @@ static void ts_raw_number(unsigned char *field, size_t n, uint64_t v)
 	field[n - 1] = '\0';
 }
 
-void ts_raw_checksum(unsigned char block[512])
+void ts_raw_checksum(unsigned char block[WSNAP_TAR_BLOCK])
 {
 	unsigned sum = 0;
 	char tmp[16];
 	size_t i;
 
-	memset(block + TS_RAW_CHKSUM, ' ', 8);
-	for (i = 0; i < 512; i++)
+	memset(block + WSNAP_TAR_OFF(chksum), ' ', WSNAP_TAR_LEN(chksum));
+	for (i = 0; i < WSNAP_TAR_BLOCK; i++)
 		sum += block[i];
 	if (snprintf(tmp, sizeof(tmp), "%06o", sum) != 6)
 		ts_die("checksum", NULL);
-	memcpy(block + TS_RAW_CHKSUM, tmp, 6);
-	block[TS_RAW_CHKSUM + 6] = '\0';
-	block[TS_RAW_CHKSUM + 7] = ' ';
+	memcpy(block + WSNAP_TAR_OFF(chksum), tmp, 6);
+	block[WSNAP_TAR_OFF(chksum) + 6] = '\0';
+	block[WSNAP_TAR_OFF(chksum) + 7] = ' ';
 }
 
-void ts_raw_header(unsigned char block[512], const char *name, char typeflag,
-		   unsigned mode, uint64_t size, const char *linkname)
+void ts_raw_header(unsigned char block[WSNAP_TAR_BLOCK], const char *name,
+		   char typeflag, unsigned mode, uint64_t size,
+		   const char *linkname)
 {
 	size_t nlen = strlen(name);
 
-	if (nlen > 100 || (linkname && strlen(linkname) > 100))
+	if (nlen > WSNAP_TAR_LEN(name) ||
+	    (linkname && strlen(linkname) > WSNAP_TAR_LEN(linkname)))
 		ts_die("raw header name longer than 100 bytes", NULL);
-	memset(block, 0, 512);
-	memcpy(block + TS_RAW_NAME, name, nlen);
-	ts_raw_number(block + TS_RAW_MODE, 8, mode & 07777);
-	ts_raw_number(block + 108, 8, 0); /* uid */
-	ts_raw_number(block + 116, 8, 0); /* gid */
-	ts_raw_number(block + TS_RAW_SIZE, 12, size);
-	ts_raw_number(block + TS_RAW_MTIME, 12, TS_MTIME);
-	block[TS_RAW_TYPEFLAG] = (unsigned char)typeflag;
+	memset(block, 0, WSNAP_TAR_BLOCK);
+	memcpy(block + WSNAP_TAR_OFF(name), name, nlen);
+	ts_raw_number(block + WSNAP_TAR_OFF(mode), WSNAP_TAR_LEN(mode),
+		      mode & 07777);
+	ts_raw_number(block + WSNAP_TAR_OFF(uid), WSNAP_TAR_LEN(uid), 0);
+	ts_raw_number(block + WSNAP_TAR_OFF(gid), WSNAP_TAR_LEN(gid), 0);
+	ts_raw_number(block + WSNAP_TAR_OFF(size), WSNAP_TAR_LEN(size), size);
+	ts_raw_number(block + WSNAP_TAR_OFF(mtime), WSNAP_TAR_LEN(mtime),
+		      TS_MTIME);
+	block[WSNAP_TAR_OFF(typeflag)] = (unsigned char)typeflag;
 	if (linkname)
-		memcpy(block + TS_RAW_LINKNAME, linkname, strlen(linkname));
-	memcpy(block + TS_RAW_MAGIC,
-	       "ustar\0"
-	       "00",
-	       8);
+		memcpy(block + WSNAP_TAR_OFF(linkname), linkname,
+		       strlen(linkname));
+	memcpy(block + WSNAP_TAR_OFF(magic), WSNAP_TAR_POSIX_MAGIC,
+	       WSNAP_TAR_MAGIC_LEN);
 	ts_raw_checksum(block);
 }
 
@@ -275,20 +278,20 @@ void ts_add_raw_member(struct ts_archive *a, const char *name, char typeflag,
 		       unsigned mode, const void *data, size_t len,
 		       const char *linkname)
 {
-	static const unsigned char zeros[512];
-	unsigned char block[512];
+	static const unsigned char zeros[WSNAP_TAR_BLOCK];
+	unsigned char block[WSNAP_TAR_BLOCK];
 
 	ts_raw_header(block, name, typeflag, mode, len, linkname);
 	ts_add_raw(a, block, sizeof(block));
 	ts_add_raw(a, data, len);
-	if (len % 512)
-		ts_add_raw(a, zeros, 512 - len % 512);
+	if (len % WSNAP_TAR_BLOCK)
+		ts_add_raw(a, zeros, WSNAP_TAR_BLOCK - len % WSNAP_TAR_BLOCK);
 }
 
 unsigned char *ts_archive_finish(struct ts_archive *a, int end_marker,
 				 size_t *len)
 {
-	static const unsigned char zeros[1024];
+	static const unsigned char zeros[2 * WSNAP_TAR_BLOCK]; /* end marker */
 	unsigned char *out;
 
 	/* The writer's own trailer is not captured. */

@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "header.h"
+
 struct ts_archive; /* a tar stream being built in memory */
 
 /* A new empty archive (no end marker yet). */
@@ -36,25 +38,16 @@ void ts_set_mtime(struct ts_archive *a, int64_t sec, long nsec);
  * Raw headers. ts_raw_header fills a ustar header block (name up to 100
  * bytes, typeflag, mode, size in octal, mtime, magic "ustar\0" "00") with a
  * correct checksum; edit fields and call ts_raw_checksum again, or not, to
- * make it wrong. Offsets of the ustar fields are the TS_RAW_* constants.
+ * make it wrong. Offsets and lengths of the fields are WSNAP_TAR_OFF and
+ * WSNAP_TAR_LEN of header.h.
  */
-enum {
-	TS_RAW_NAME = 0,
-	TS_RAW_MODE = 100,
-	TS_RAW_SIZE = 124,
-	TS_RAW_MTIME = 136,
-	TS_RAW_CHKSUM = 148,
-	TS_RAW_TYPEFLAG = 156,
-	TS_RAW_LINKNAME = 157,
-	TS_RAW_MAGIC = 257,
-	TS_RAW_PREFIX = 345,
-};
-void ts_raw_header(unsigned char block[512], const char *name, char typeflag,
-		   unsigned mode, uint64_t size, const char *linkname);
-void ts_raw_checksum(unsigned char block[512]);
+void ts_raw_header(unsigned char block[WSNAP_TAR_BLOCK], const char *name,
+		   char typeflag, unsigned mode, uint64_t size,
+		   const char *linkname);
+void ts_raw_checksum(unsigned char block[WSNAP_TAR_BLOCK]);
 /* Appends raw bytes (headers, data, padding) as they are. */
 void ts_add_raw(struct ts_archive *a, const void *data, size_t len);
-/* Appends a raw header and its data padded to 512 bytes. */
+/* Appends a raw header and its data padded to a whole block. */
 void ts_add_raw_member(struct ts_archive *a, const char *name, char typeflag,
 		       unsigned mode, const void *data, size_t len,
 		       const char *linkname);

@@ -622,20 +622,27 @@ static void test_fs_read_sparse_holes_as_zeros(void **state)
 	enum { REAL = 65536, STORED = LEN1 + LEN2 };
 	struct ts_archive *a = ts_archive_new();
 	static unsigned char data[STORED], buf[REAL];
-	unsigned char block[512];
+	unsigned char block[WSNAP_TAR_BLOCK];
 	struct fixture *f;
 	size_t len, i;
 	unsigned char *tar;
 	int fd_plan;
 
-	/* old GNU sparse: 'S', map in the header, realsize at 483 */
-	ts_raw_header(block, "sparse.bin", 'S', 0644, STORED, NULL);
-	memcpy(block + TS_RAW_MAGIC, "ustar  ", 8);
-	snprintf((char *)block + 386, 12, "%011o", RUN1); /* offset */
-	snprintf((char *)block + 398, 12, "%011o", LEN1); /* numbytes */
-	snprintf((char *)block + 410, 12, "%011o", RUN2);
-	snprintf((char *)block + 422, 12, "%011o", LEN2);
-	snprintf((char *)block + 483, 12, "%011o", REAL); /* realsize */
+	/* old GNU sparse: 'S', map and real size in the header */
+	ts_raw_header(block, "sparse.bin", WSNAP_TAR_GNU_SPARSE, 0644, STORED,
+		      NULL);
+	memcpy(block + WSNAP_TAR_OFF(magic), WSNAP_TAR_GNU_MAGIC,
+	       WSNAP_TAR_MAGIC_LEN);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[0].offset),
+		 WSNAP_TAR_LEN(gnu.sparse[0].offset), "%011o", RUN1);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[0].numbytes),
+		 WSNAP_TAR_LEN(gnu.sparse[0].numbytes), "%011o", LEN1);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[1].offset),
+		 WSNAP_TAR_LEN(gnu.sparse[1].offset), "%011o", RUN2);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[1].numbytes),
+		 WSNAP_TAR_LEN(gnu.sparse[1].numbytes), "%011o", LEN2);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.realsize),
+		 WSNAP_TAR_LEN(gnu.realsize), "%011o", REAL);
 	ts_raw_checksum(block);
 	for (i = 0; i < sizeof(data); i++)
 		data[i] = (unsigned char)(1 + i % 251);

@@ -260,7 +260,16 @@ static void put_octal(unsigned char *f, size_t n, uint64_t v)
 	f[n - 1] = '\0';
 }
 
-static const unsigned char zero_block[512];
+/* Writes one old GNU sparse entry (offset, numbytes) at e. */
+static void put_sparse_entry(unsigned char *e, const uint64_t run[2])
+{
+	put_octal(e + WSNAP_TAR_SPARSE_OFF(offset),
+		  WSNAP_TAR_SPARSE_LEN(offset), run[0]);
+	put_octal(e + WSNAP_TAR_SPARSE_OFF(numbytes),
+		  WSNAP_TAR_SPARSE_LEN(numbytes), run[1]);
+}
+
+static const unsigned char zero_block[WSNAP_TAR_BLOCK];
 
 /* Data bytes of a run: a pattern that differs per run. */
 static unsigned char *run_bytes_pattern(uint64_t len, int seed)
@@ -277,8 +286,9 @@ static unsigned char *run_bytes_pattern(uint64_t len, int seed)
 static void add_padded(struct ts_archive *a, const void *p, size_t len)
 {
 	ts_add_raw(a, p, len);
-	if (len % 512)
-		ts_add_raw(a, zero_block, 512 - len % 512);
+	if (len % WSNAP_TAR_BLOCK)
+		ts_add_raw(a, zero_block,
+			   WSNAP_TAR_BLOCK - len % WSNAP_TAR_BLOCK);
 }
 
 /* Stores the data of runs back to back, padded. */
@@ -294,8 +304,9 @@ static void add_run_data(struct ts_archive *a, const uint64_t (*runs)[2],
 		total += runs[i][1];
 		free(p);
 	}
-	if (total % 512)
-		ts_add_raw(a, zero_block, 512 - total % 512);
+	if (total % WSNAP_TAR_BLOCK)
+		ts_add_raw(a, zero_block,
+			   WSNAP_TAR_BLOCK - total % WSNAP_TAR_BLOCK);
 }
 
 /*
@@ -307,29 +318,34 @@ static void add_gnu_sparse(struct ts_archive *a, const char *name,
 			   uint64_t realsize, const uint64_t (*runs)[2],
 			   size_t n, uint64_t stored)
 {
-	unsigned char h[512], ext[512];
+	const size_t entry = sizeof(struct wsnap_tar_sparse);
+	const size_t in_header = WSNAP_TAR_GNU_SPARSE_N;
+	const size_t per_ext = WSNAP_TAR_GNU_EXT_SPARSE_N;
+	unsigned char h[WSNAP_TAR_BLOCK], ext[WSNAP_TAR_BLOCK];
 	size_t i, done;
 	uint64_t sum = 0;
 
 	for (i = 0; i < n; i++)
 		sum += runs[i][1];
-	ts_raw_header(h, name, 'S', 0644, stored ? stored : sum, NULL);
-	memcpy(h + TS_RAW_MAGIC, "ustar  \0", 8);
-	for (i = 0; i < n && i < 4; i++) {
-		put_octal(h + 386 + 24 * i, 12, runs[i][0]);
-		put_octal(h + 386 + 24 * i + 12, 12, runs[i][1]);
-	}
-	h[482] = n > 4;
-	put_octal(h + 483, 12, realsize);
+	ts_raw_header(h, name, WSNAP_TAR_GNU_SPARSE, 0644,
+		      stored ? stored : sum, NULL);
+	memcpy(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_GNU_MAGIC,
+	       WSNAP_TAR_MAGIC_LEN);
+	for (i = 0; i < n && i < in_header; i++)
+		put_sparse_entry(h + WSNAP_TAR_OFF(gnu.sparse) + entry * i,
+				 runs[i]);
+	h[WSNAP_TAR_OFF(gnu.isextended)] = n > in_header;
+	put_octal(h + WSNAP_TAR_OFF(gnu.realsize), WSNAP_TAR_LEN(gnu.realsize),
+		  realsize);
 	ts_raw_checksum(h);
 	ts_add_raw(a, h, sizeof(h));
-	for (done = 4; done < n; done += 21) {
+	for (done = in_header; done < n; done += per_ext) {
 		memset(ext, 0, sizeof(ext));
-		for (i = 0; i < 21 && done + i < n; i++) {
-			put_octal(ext + 24 * i, 12, runs[done + i][0]);
-			put_octal(ext + 24 * i + 12, 12, runs[done + i][1]);
-		}
-		ext[504] = done + 21 < n;
+		for (i = 0; i < per_ext && done + i < n; i++)
+			put_sparse_entry(ext + WSNAP_TAR_EXT_OFF(sparse) +
+						 entry * i,
+					 runs[done + i]);
+		ext[WSNAP_TAR_EXT_OFF(isextended)] = done + per_ext < n;
 		ts_add_raw(a, ext, sizeof(ext));
 	}
 	add_run_data(a, runs, n);
@@ -443,7 +459,7 @@ static void test_reader_writer_members(void **state)
 
 	memset(longname, 'n', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	memcpy(longname + 100, "/", 1);
+	longname[WSNAP_TAR_LEN(name)] = '/'; /* just past the name field */
 	memset(longtarget, 't', sizeof(longtarget) - 1);
 	longtarget[sizeof(longtarget) - 1] = '\0';
 	ts_set_mtime(a, 1234567890, 123456789);
@@ -513,7 +529,7 @@ static void test_reader_pax_global_header(void **state)
 	assert_int_equal(run.rec.m[0].typeflag, '0');
 	assert_int_equal(run.rec.m[0].mtime_sec, 1600000000);
 	assert_int_equal(run.rec.m[0].mtime_nsec, 500000000);
-	assert_int_equal(run.rec.m[0].data_offset, 3 * 512);
+	assert_int_equal(run.rec.m[0].data_offset, 3 * WSNAP_TAR_BLOCK);
 	assert_data_at(run.res.data_fd, run.rec.m[0].data_offset, "abc", 3);
 	assert_int_equal(run.rec.m[1].typeflag, 'Z');
 	run_release(&run);
@@ -538,8 +554,8 @@ static void test_reader_pax_path_and_linkpath(void **state)
 	assert_int_equal(run.st, WSNAP_OK);
 	assert_int_equal(run.rec.n, 2);
 	assert_string_equal(run.rec.m[0].name, "real/name");
-	assert_int_equal(run.rec.m[0].data_offset, 1536);
-	assert_data_at(run.res.data_fd, 1536, "xyz", 3);
+	assert_int_equal(run.rec.m[0].data_offset, 3 * WSNAP_TAR_BLOCK);
+	assert_data_at(run.res.data_fd, 3 * WSNAP_TAR_BLOCK, "xyz", 3);
 	assert_string_equal(run.rec.m[1].name, "link");
 	assert_string_equal(run.rec.m[1].link, "../target");
 	assert_int_equal(run.rec.m[1].type, WSNAP_RAW_SYMLINK);
@@ -690,8 +706,9 @@ static void test_reader_gnu_sparse(void **state)
 		assert_int_equal(run.st, WSNAP_OK);
 		assert_int_equal(run.rec.n, 3);
 		assert_int_equal(run.rec.m[1].typeflag, 'S');
-		/* header + 1 extension block */
-		assert_int_equal(run.rec.m[1].data_offset, 1024 + 1024);
+		/* after "before" (header, data): header + 1 extension block */
+		assert_int_equal(run.rec.m[1].data_offset,
+				 2 * WSNAP_TAR_BLOCK + 2 * WSNAP_TAR_BLOCK);
 		assert_sparse(&run.rec.m[1], run.res.data_fd, SPARSE_SIZE,
 			      sparse_runs, SPARSE_N);
 		assert_string_equal(run.rec.m[2].name, "after");
@@ -749,7 +766,8 @@ static unsigned char *pax_sparse_archive(int version, size_t *len,
 				map + mlen, sizeof(map) - mlen, "%llu\n%llu\n",
 				(unsigned long long)runs[i][0],
 				(unsigned long long)runs[i][1]);
-		mlen = (mlen + 511) & ~(size_t)511;
+		mlen = (mlen + WSNAP_TAR_BLOCK - 1) &
+		       ~(size_t)(WSNAP_TAR_BLOCK - 1);
 	} else {
 		pax_str(body, sizeof(body), &used, "GNU.sparse.size", num);
 		snprintf(num, sizeof(num), "%zu", n);
@@ -780,7 +798,7 @@ static unsigned char *pax_sparse_archive(int version, size_t *len,
 	}
 	add_ext(a, 'x', body, used);
 	{
-		unsigned char h[512];
+		unsigned char h[WSNAP_TAR_BLOCK];
 
 		ts_raw_header(h, "GNUSparseFile.0/sp", '0', 0644, stored + mlen,
 			      NULL);
@@ -816,7 +834,8 @@ static void test_reader_pax_sparse(void **state)
 			assert_string_equal(run.rec.m[0].name, "sp");
 			/* 1.0: the map precedes the first run's bytes */
 			assert_int_equal(run.rec.m[0].data_offset,
-					 versions[v] == 10 ? 2048 : 1536);
+					 (versions[v] == 10 ? 4 : 3) *
+						 WSNAP_TAR_BLOCK);
 			assert_sparse(&run.rec.m[0], run.res.data_fd,
 				      SPARSE_SIZE, sparse_runs, SPARSE_N);
 			assert_data_at(run.res.data_fd,
@@ -861,7 +880,8 @@ static void test_reader_sparse_bad_maps(void **state)
 	}
 	/* run lengths that do not add up to the stored data */
 	a = ts_archive_new();
-	add_gnu_sparse(a, "s", SPARSE_SIZE, sparse_runs, SPARSE_N, 512);
+	add_gnu_sparse(a, "s", SPARSE_SIZE, sparse_runs, SPARSE_N,
+		       WSNAP_TAR_BLOCK);
 	tar = ts_archive_finish(a, 1, &len);
 	expect_invalid(tar, len);
 	free(tar);
@@ -869,10 +889,8 @@ static void test_reader_sparse_bad_maps(void **state)
 	a = ts_archive_new();
 	add_gnu_sparse(a, "s", SPARSE_SIZE, sparse_runs, 2, 0);
 	tar = ts_archive_finish(a, 1, &len);
-	memcpy(tar + TS_RAW_MAGIC,
-	       "ustar\0"
-	       "00",
-	       8);
+	memcpy(tar + WSNAP_TAR_OFF(magic), WSNAP_TAR_POSIX_MAGIC,
+	       WSNAP_TAR_MAGIC_LEN);
 	ts_raw_checksum(tar);
 	expect_invalid(tar, len);
 	free(tar);
@@ -1017,21 +1035,22 @@ static void test_reader_spill_in_tmpdir(void **state)
 
 static int big_member_memfd(uint64_t size, uint64_t *data_off)
 {
-	unsigned char h[512];
+	const uint64_t blk = WSNAP_TAR_BLOCK;
+	unsigned char h[WSNAP_TAR_BLOCK];
 	int fd = memfd_create("big", MFD_CLOEXEC);
 	uint64_t end;
 
 	assert_true(fd >= 0);
 	ts_raw_header(h, "big", '0', 0644, size, NULL);
-	assert_int_equal(pwrite(fd, h, 512, 0), 512);
-	assert_int_equal(pwrite(fd, "start", 5, 512), 5);
-	end = 512 + ((size + 511) & ~(uint64_t)511);
+	assert_int_equal(pwrite(fd, h, sizeof(h), 0), sizeof(h));
+	assert_int_equal(pwrite(fd, "start", 5, (off_t)blk), 5);
+	end = blk + ((size + blk - 1) & ~(blk - 1));
 	ts_raw_header(h, "tail", '0', 0644, 4, NULL);
-	assert_int_equal(pwrite(fd, h, 512, (off_t)end), 512);
-	assert_int_equal(pwrite(fd, "tail", 4, (off_t)end + 512), 4);
-	/* hole, then the end marker */
-	assert_int_equal(ftruncate(fd, (off_t)(end + 1024 + 1024)), 0);
-	*data_off = 512;
+	assert_int_equal(pwrite(fd, h, sizeof(h), (off_t)end), sizeof(h));
+	assert_int_equal(pwrite(fd, "tail", 4, (off_t)(end + blk)), 4);
+	/* hole (the tail's data block), then the end marker */
+	assert_int_equal(ftruncate(fd, (off_t)(end + 2 * blk + 2 * blk)), 0);
+	*data_off = blk;
 	return fd;
 }
 
@@ -1093,7 +1112,8 @@ static void test_reader_plain_file_data_is_not_read(void **state)
  * the header region must be kept across reads. */
 static void test_reader_header_across_reads(void **state)
 {
-	size_t pads[] = {(1u << 20) - 1024, (1u << 20) - 1536, 100};
+	size_t pads[] = {(1u << 20) - 2 * WSNAP_TAR_BLOCK,
+			 (1u << 20) - 3 * WSNAP_TAR_BLOCK, 100};
 	size_t i, len, used;
 	char *body = malloc(800000);
 	char *value = malloc(700000);
@@ -1132,6 +1152,10 @@ static void test_reader_header_across_reads(void **state)
 }
 
 /* ---- stream rules (policy.md section 5) --------------------------------- */
+
+/* Where the second member's header starts in two_members(): after the
+ * first member's header and its one data block. */
+#define SECOND_HEADER (2 * WSNAP_TAR_BLOCK)
 
 static unsigned char *two_members(size_t *len, int end_marker)
 {
@@ -1174,52 +1198,55 @@ static void test_reader_end_of_archive_forms(void **state)
 
 	/* only zero blocks: an empty archive */
 	memset(buf, 0, sizeof(buf));
-	expect_members(buf, 1024, 0);
-	expect_members(buf, 512, 0);
+	expect_members(buf, 2 * WSNAP_TAR_BLOCK, 0);
+	expect_members(buf, WSNAP_TAR_BLOCK, 0);
 	expect_members(buf, sizeof(buf), 0);
 	/* a lone zero block, and end of input at a header boundary */
 	tar = two_members(&len, 0);
 	expect_members(tar, len, 2);
 	memcpy(buf, tar, len);
-	memset(buf + len, 0, 512);
-	expect_members(buf, len + 512, 2);
+	memset(buf + len, 0, WSNAP_TAR_BLOCK);
+	expect_members(buf, len + WSNAP_TAR_BLOCK, 2);
 	/* data after the end marker is ignored */
-	memset(buf + len, 0, 1024);
-	memset(buf + len + 1024, 'G', 700);
-	expect_members(buf, len + 1024 + 700, 2);
+	memset(buf + len, 0, 2 * WSNAP_TAR_BLOCK);
+	memset(buf + len + 2 * WSNAP_TAR_BLOCK, 'G', 700);
+	expect_members(buf, len + 2 * WSNAP_TAR_BLOCK + 700, 2);
 	free(tar);
 }
 
 static void test_reader_garbage_mid_archive(void **state)
 {
+	const size_t first = 2 * WSNAP_TAR_BLOCK; /* header and data */
 	unsigned char *tar, *buf;
 	size_t len;
 
 	tar = two_members(&len, 1);
-	buf = malloc(len + 512);
+	buf = malloc(len + WSNAP_TAR_BLOCK);
 	assert_non_null(buf);
-	memcpy(buf, tar, 1024);
-	memset(buf + 1024, 'G', 512);
-	memcpy(buf + 1536, tar + 1024, len - 1024);
-	expect_invalid(buf, len + 512);
+	memcpy(buf, tar, first);
+	memset(buf + first, 'G', WSNAP_TAR_BLOCK);
+	memcpy(buf + first + WSNAP_TAR_BLOCK, tar + first, len - first);
+	expect_invalid(buf, len + WSNAP_TAR_BLOCK);
 	/* garbage shorter than a block at the end */
-	memcpy(buf, tar, 1024);
-	memset(buf + 1024, 'G', 100);
-	expect_invalid(buf, 1124);
+	memcpy(buf, tar, first);
+	memset(buf + first, 'G', 100);
+	expect_invalid(buf, first + 100);
 	free(buf);
 	free(tar);
 }
 
 static void test_reader_truncation(void **state)
 {
+	const size_t first = 2 * WSNAP_TAR_BLOCK; /* header and data */
 	unsigned char *tar;
 	size_t len;
 
 	tar = two_members(&len, 1);
-	expect_invalid(tar, 1024 + 300);     /* inside the second header */
-	expect_invalid(tar, 1024 + 512 + 3); /* inside the second data */
-	expect_invalid(tar, 1024 + 512);     /* second data missing */
-	expect_invalid(tar, 100);	     /* inside the first header */
+	/* inside the second header, inside and before the second data */
+	expect_invalid(tar, first + 300);
+	expect_invalid(tar, first + WSNAP_TAR_BLOCK + 3);
+	expect_invalid(tar, first + WSNAP_TAR_BLOCK);
+	expect_invalid(tar, 100); /* inside the first header */
 	free(tar);
 }
 
@@ -1259,9 +1286,10 @@ static void test_reader_corrupt_compressed_trailer(void **state)
 	/* several gzip members: only the last trailer is at hand */
 	{
 		size_t l1, l2;
-		unsigned char *g1 = ts_compress(tar, 1024, "gzip", &l1);
+		const size_t first = 2 * WSNAP_TAR_BLOCK; /* one member */
+		unsigned char *g1 = ts_compress(tar, first, "gzip", &l1);
 		unsigned char *g2 =
-			ts_compress(tar + 1024, len - 1024, "gzip", &l2);
+			ts_compress(tar + first, len - first, "gzip", &l2);
 		unsigned char *both = malloc(l1 + l2);
 
 		assert_non_null(both);
@@ -1336,12 +1364,12 @@ static void test_reader_bad_checksum(void **state)
 
 	/* first member */
 	tar = two_members(&len, 1);
-	tar[TS_RAW_CHKSUM + 2] ^= 1;
+	tar[WSNAP_TAR_OFF(chksum) + 2] ^= 1;
 	expect_invalid(tar, len);
 	free(tar);
 	/* a later member: libarchive would resync and drop it */
 	tar = two_members(&len, 1);
-	tar[1024 + TS_RAW_NAME] = 'X';
+	tar[SECOND_HEADER + WSNAP_TAR_OFF(name)] = 'X';
 	expect_invalid(tar, len);
 	free(tar);
 	/* a bad checksum on an extension header */
@@ -1351,7 +1379,8 @@ static void test_reader_bad_checksum(void **state)
 		ts_add_raw_member(a, "one", '0', 0644, "first", 5, NULL);
 		add_pax_member(a, "path", "p", 1, "n", '0', "x", 1, NULL);
 		tar = ts_archive_finish(a, 1, &len);
-		tar[1024 + TS_RAW_MTIME] = '7';
+		/* the 'x' header follows "one" (header, data) */
+		tar[2 * WSNAP_TAR_BLOCK + WSNAP_TAR_OFF(mtime)] = '7';
 		expect_invalid(tar, len);
 		free(tar);
 	}
@@ -1364,18 +1393,21 @@ static void test_reader_bad_sizes(void **state)
 
 	/* negative base-256 size */
 	tar = two_members(&len, 1);
-	memset(tar + 1024 + TS_RAW_SIZE, 0xff, 12);
-	ts_raw_checksum(tar + 1024);
+	memset(tar + SECOND_HEADER + WSNAP_TAR_OFF(size), 0xff,
+	       WSNAP_TAR_LEN(size));
+	ts_raw_checksum(tar + SECOND_HEADER);
 	expect_invalid(tar, len);
 	/* overflowing base-256 size (above INT64_MAX) */
-	memset(tar + 1024 + TS_RAW_SIZE, 0xff, 12);
-	tar[1024 + TS_RAW_SIZE] = 0x80;
-	ts_raw_checksum(tar + 1024);
+	memset(tar + SECOND_HEADER + WSNAP_TAR_OFF(size), 0xff,
+	       WSNAP_TAR_LEN(size));
+	tar[SECOND_HEADER + WSNAP_TAR_OFF(size)] = 0x80;
+	ts_raw_checksum(tar + SECOND_HEADER);
 	expect_invalid(tar, len);
 	/* a size larger than the rest of the input */
-	memset(tar + 1024 + TS_RAW_SIZE, 0, 12);
-	memcpy(tar + 1024 + TS_RAW_SIZE, "77777777777", 11);
-	ts_raw_checksum(tar + 1024);
+	memset(tar + SECOND_HEADER + WSNAP_TAR_OFF(size), 0,
+	       WSNAP_TAR_LEN(size));
+	memcpy(tar + SECOND_HEADER + WSNAP_TAR_OFF(size), "77777777777", 11);
+	ts_raw_checksum(tar + SECOND_HEADER);
 	expect_invalid(tar, len);
 	free(tar);
 }
@@ -1431,7 +1463,7 @@ static void test_reader_bad_pax(void **state)
 	a = ts_archive_new();
 	add_pax_member(a, "path", "p", 1, "f", '0', "x", 1, NULL);
 	tar = ts_archive_finish(a, 1, &len);
-	memcpy(tar + TS_RAW_SIZE, "77777777777", 11);
+	memcpy(tar + WSNAP_TAR_OFF(size), "77777777777", 11);
 	ts_raw_checksum(tar);
 	expect_invalid(tar, len);
 	free(tar);
@@ -1691,13 +1723,13 @@ static unsigned char *prefixed_member(const char *magic, const char *prefix,
 				      const char *longname, size_t *len)
 {
 	struct ts_archive *a = ts_archive_new();
-	unsigned char h[512];
+	unsigned char h[WSNAP_TAR_BLOCK];
 
 	if (longname)
 		add_gnu_long(a, 'L', longname);
 	ts_raw_header(h, "passwd", '0', 0644, 1, NULL);
-	memcpy(h + TS_RAW_MAGIC, magic, 8);
-	memcpy(h + TS_RAW_PREFIX, prefix, strlen(prefix));
+	memcpy(h + WSNAP_TAR_OFF(magic), magic, WSNAP_TAR_MAGIC_LEN);
+	memcpy(h + WSNAP_TAR_OFF(prefix), prefix, strlen(prefix));
 	ts_raw_checksum(h);
 	ts_add_raw(a, h, sizeof(h));
 	add_padded(a, "1", 1);
@@ -1714,7 +1746,8 @@ static unsigned char *prefixed_member(const char *magic, const char *prefix,
  */
 static void test_reader_prefix_without_ustar_magic(void **state)
 {
-	static const char v7[8] = {0}, gnu[8] = "ustar  ";
+	static const char v7[WSNAP_TAR_MAGIC_LEN] = {0},
+			  gnu[WSNAP_TAR_MAGIC_LEN] = WSNAP_TAR_GNU_MAGIC;
 	struct run run;
 	unsigned char *tar;
 	size_t len;
@@ -1733,9 +1766,7 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	run_release(&run);
 	free(tar);
 	/* POSIX ustar: both join the prefix; no prefix: nothing to join */
-	tar = prefixed_member("ustar\0"
-			      "00",
-			      "etc", NULL, &len);
+	tar = prefixed_member(WSNAP_TAR_POSIX_MAGIC, "etc", NULL, &len);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
 	assert_int_equal(run.st, WSNAP_OK);
 	assert_string_equal(run.rec.m[0].name, "etc/passwd");
@@ -1754,7 +1785,7 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 
 		add_gnu_sparse(a, "sp", 100, runs, 1, 0);
 		tar = ts_archive_finish(a, 1, &len);
-		memcpy(tar + TS_RAW_PREFIX, "15112542040", 11); /* atime */
+		memcpy(tar + WSNAP_TAR_OFF(gnu.atime), "15112542040", 11);
 		ts_raw_checksum(tar);
 		expect_members(tar, len, 1);
 		free(tar);
@@ -1783,13 +1814,18 @@ static void test_reader_raw_numbers_overflow(void **state)
 
 	/* the fields: real size, a run offset in the header, a run length
 	 * in the extension block */
-	const size_t fields[] = {483, 386 + 24, 512 + 24 + 12};
+	const size_t fields[] = {
+		WSNAP_TAR_OFF(gnu.realsize),
+		WSNAP_TAR_OFF(gnu.sparse[1].offset),
+		WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[1].numbytes),
+	};
 
 	for (i = 0; i < 3; i++) {
 		a = ts_archive_new();
 		add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
 		tar = ts_archive_finish(a, 1, &len);
-		put_b256(tar + fields[i], 12, (uint64_t)1 << 63, false);
+		put_b256(tar + fields[i], WSNAP_TAR_LEN(gnu.realsize),
+			 (uint64_t)1 << 63, false);
 		ts_raw_checksum(tar);
 		expect_invalid(tar, len);
 		free(tar);
@@ -1798,7 +1834,8 @@ static void test_reader_raw_numbers_overflow(void **state)
 	a = ts_archive_new();
 	add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
 	tar = ts_archive_finish(a, 1, &len);
-	put_b256(tar + 483, 12, (uint64_t)1 << 62, false);
+	put_b256(tar + WSNAP_TAR_OFF(gnu.realsize), WSNAP_TAR_LEN(gnu.realsize),
+		 (uint64_t)1 << 62, false);
 	ts_raw_checksum(tar);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
 	assert_int_equal(run.st, WSNAP_OK);
@@ -1820,9 +1857,9 @@ static void test_reader_raw_numbers_overflow(void **state)
 
 		for (i = 0; i < 4; i++) {
 			tar = two_members(&len, 1);
-			put_b256(tar + 512 * 2 + TS_RAW_MTIME, 12, t[i].v,
-				 t[i].neg);
-			ts_raw_checksum(tar + 512 * 2);
+			put_b256(tar + SECOND_HEADER + WSNAP_TAR_OFF(mtime),
+				 WSNAP_TAR_LEN(mtime), t[i].v, t[i].neg);
+			ts_raw_checksum(tar + SECOND_HEADER);
 			if (!t[i].ok) {
 				expect_invalid(tar, len);
 				free(tar);
@@ -1923,9 +1960,9 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
 	unsigned char *tar = two_members(len, 1);
 
 	assert_true(vlen <= n);
-	memset(tar + 1024 + off, 0, n);
-	memcpy(tar + 1024 + off, val, vlen);
-	ts_raw_checksum(tar + 1024);
+	memset(tar + SECOND_HEADER + off, 0, n);
+	memcpy(tar + SECOND_HEADER + off, val, vlen);
+	ts_raw_checksum(tar + SECOND_HEADER);
 	return tar;
 }
 
@@ -1941,8 +1978,13 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
 static void test_reader_number_fields_as_tarfile(void **state)
 {
 	static const unsigned short fields[][2] = {
-		{100, 8},  {108, 8}, {116, 8}, {124, 12},
-		{136, 12}, {329, 8}, {337, 8},
+		{WSNAP_TAR_OFF(mode), WSNAP_TAR_LEN(mode)},
+		{WSNAP_TAR_OFF(uid), WSNAP_TAR_LEN(uid)},
+		{WSNAP_TAR_OFF(gid), WSNAP_TAR_LEN(gid)},
+		{WSNAP_TAR_OFF(size), WSNAP_TAR_LEN(size)},
+		{WSNAP_TAR_OFF(mtime), WSNAP_TAR_LEN(mtime)},
+		{WSNAP_TAR_OFF(devmajor), WSNAP_TAR_LEN(devmajor)},
+		{WSNAP_TAR_OFF(devminor), WSNAP_TAR_LEN(devminor)},
 	};
 	static const struct {
 		const char *v;
@@ -1968,7 +2010,7 @@ static void test_reader_number_fields_as_tarfile(void **state)
 	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
 		for (v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
 			/* sizes other than 1 would misplace the data */
-			if (fields[f][0] == TS_RAW_SIZE &&
+			if (fields[f][0] == WSNAP_TAR_OFF(size) &&
 			    (vals[v].ok || vals[v].v[0] == '\x81'))
 				continue;
 			tar = field_archive(fields[f][0], vals[v].v,
@@ -1986,10 +2028,12 @@ static void test_reader_number_fields_as_tarfile(void **state)
 		char ck[9];
 
 		tar = two_members(&len, 1);
-		memcpy(ck, tar + 1024 + TS_RAW_CHKSUM, 8);
+		memcpy(ck, tar + SECOND_HEADER + WSNAP_TAR_OFF(chksum),
+		       WSNAP_TAR_LEN(chksum));
 		ck[6] = ' ';
 		ck[7] = '7';
-		memcpy(tar + 1024 + TS_RAW_CHKSUM, ck, 8);
+		memcpy(tar + SECOND_HEADER + WSNAP_TAR_OFF(chksum), ck,
+		       WSNAP_TAR_LEN(chksum));
 		expect_invalid(tar, len);
 		free(tar);
 	}
@@ -2000,7 +2044,7 @@ static void test_reader_number_fields_as_tarfile(void **state)
 		add_gnu_long(a, 'L', "name");
 		ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
 		tar = ts_archive_finish(a, 1, &len);
-		memcpy(tar + 108, "1_0\0", 4);
+		memcpy(tar + WSNAP_TAR_OFF(uid), "1_0\0", 4);
 		ts_raw_checksum(tar);
 		expect_invalid(tar, len);
 		free(tar);
@@ -2020,18 +2064,20 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
 		{400, 1}, {500, 1}, {600, 1},
 	};
+	/* every field here is as wide as a sparse offset */
+	const size_t n = WSNAP_TAR_SPARSE_LEN(offset);
 	static const struct {
 		size_t off;
 		const char *v;
-		size_t n;
 	} bad[] = {
-		{483, "", 12}, /* no real size */
-		{386 + 24,
-		 "\0"
-		 "1",
-		 12},		      /* NUL offset, then bytes */
-		{512 + 24, "0", 12},  /* ext block: (0, 1) */
-		{386 + 12, "5x", 12}, /* unparsable length */
+		{WSNAP_TAR_OFF(gnu.realsize), ""}, /* no real size */
+		/* NUL offset, then bytes */
+		{WSNAP_TAR_OFF(gnu.sparse[1].offset), "\0"
+						      "1"},
+		/* ext block: (0, 1) */
+		{WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[1].offset), "0"},
+		/* unparsable length */
+		{WSNAP_TAR_OFF(gnu.sparse[0].numbytes), "5x"},
 	};
 	size_t i, len;
 
@@ -2041,7 +2087,7 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 
 		add_gnu_sparse(a, "sp", 1000, runs, 7, 0);
 		tar = ts_archive_finish(a, 1, &len);
-		memset(tar + bad[i].off, 0, bad[i].n);
+		memset(tar + bad[i].off, 0, n);
 		memcpy(tar + bad[i].off, bad[i].v,
 		       i == 1 ? 2 : strlen(bad[i].v));
 		ts_raw_checksum(tar);
@@ -2058,7 +2104,7 @@ static unsigned char *pax_sparse_records(const char *const *kv,
 {
 	struct ts_archive *a = ts_archive_new();
 	char body[1024];
-	unsigned char h[512];
+	unsigned char h[WSNAP_TAR_BLOCK];
 	size_t used = 0, i, pad;
 
 	for (i = 0; kv[i]; i += 2)
@@ -2066,7 +2112,7 @@ static unsigned char *pax_sparse_records(const char *const *kv,
 	ts_raw_header(h, "PaxHeader/sp", 'x', 0644, used, NULL);
 	ts_add_raw(a, h, sizeof(h));
 	ts_add_raw(a, body, used);
-	pad = (512 - used % 512) % 512;
+	pad = (WSNAP_TAR_BLOCK - used % WSNAP_TAR_BLOCK) % WSNAP_TAR_BLOCK;
 	memset(body, 0, sizeof(body));
 	if (padding)
 		memcpy(body, padding, strlen(padding));
@@ -2148,7 +2194,7 @@ static void test_reader_pax_sparse_formats(void **state)
 static void test_reader_nul_typeflag_slash(void **state)
 {
 	static const struct ext_spec pax_path[] = {EXT_PAX("path", "x/"), {0}};
-	unsigned char h[512], *tar;
+	unsigned char h[WSNAP_TAR_BLOCK], *tar;
 	struct ts_archive *a;
 	struct run run;
 	size_t len, i;
@@ -2161,7 +2207,7 @@ static void test_reader_nul_typeflag_slash(void **state)
 			add_exts(a, pax_path);
 		ts_raw_header(h, i == 2 ? "" : "y", '\0', 0755, 0, NULL);
 		if (i == 2)
-			memcpy(h + TS_RAW_PREFIX, "a", 1);
+			memcpy(h + WSNAP_TAR_OFF(prefix), "a", 1);
 		ts_raw_checksum(h);
 		ts_add_raw(a, h, sizeof(h));
 		tar = ts_archive_finish(a, 1, &len);

@@ -439,16 +439,18 @@ static int pax_values(const unsigned char *tar, size_t len, const char *key,
 	size_t off = 0, klen = strlen(key);
 	int n = 0;
 
-	while (off + 512 <= len && tar[off] != 0) {
-		char sizef[13];
+	while (off + WSNAP_TAR_BLOCK <= len && tar[off] != 0) {
+		char sizef[WSNAP_TAR_LEN(size) + 1];
 		uint64_t size;
 		size_t rec;
 
-		memcpy(sizef, tar + off + 124, 12);
-		sizef[12] = '\0';
+		memcpy(sizef, tar + off + WSNAP_TAR_OFF(size),
+		       WSNAP_TAR_LEN(size));
+		sizef[WSNAP_TAR_LEN(size)] = '\0';
 		size = strtoull(sizef, NULL, 8);
-		if (tar[off + 156] == 'x') {
-			const char *p = (const char *)tar + off + 512;
+		if (tar[off + WSNAP_TAR_OFF(typeflag)] == WSNAP_TAR_PAX) {
+			const char *p =
+				(const char *)tar + off + WSNAP_TAR_BLOCK;
 			const char *end = p + size;
 
 			while (p < end) {
@@ -469,7 +471,9 @@ static int pax_values(const unsigned char *tar, size_t len, const char *key,
 				p += rl;
 			}
 		}
-		rec = 512 + (size_t)((size + 511) / 512 * 512);
+		rec = WSNAP_TAR_BLOCK +
+		      (size_t)((size + WSNAP_TAR_BLOCK - 1) / WSNAP_TAR_BLOCK *
+			       WSNAP_TAR_BLOCK);
 		off += rec;
 	}
 	return n;

@@ -87,7 +87,7 @@ static void test_support_archive_round_trips(void **state)
 	ts_add_hardlink(a, "hard", "dir/file");
 	ts_add_special(a, "fifo", AE_IFIFO);
 	tar = ts_archive_finish(a, 1, &len);
-	assert_int_equal(len % 512, 0);
+	assert_int_equal(len % WSNAP_TAR_BLOCK, 0);
 
 	r = open_reader(tar, len);
 	expect_entry(r, "dir/file", AE_IFREG, "hello", 5);
@@ -126,32 +126,33 @@ static void test_support_end_marker_is_optional(void **state)
 
 static void test_support_raw_header_checksum(void **state)
 {
-	unsigned char block[512];
+	const size_t ck = WSNAP_TAR_OFF(chksum);
+	unsigned char block[WSNAP_TAR_BLOCK];
 	unsigned sum = 0;
 	size_t i;
 
 	ts_raw_header(block, "name", 'Z', 0755, 12345, "target");
-	for (i = 0; i < 512; i++)
-		sum += (i >= TS_RAW_CHKSUM && i < TS_RAW_CHKSUM + 8) ? ' '
-								     : block[i];
-	assert_int_equal(strtoul((char *)block + TS_RAW_CHKSUM, NULL, 8), sum);
-	assert_int_equal(block[TS_RAW_TYPEFLAG], 'Z');
-	assert_int_equal(strtoull((char *)block + TS_RAW_SIZE, NULL, 8), 12345);
-	assert_string_equal((char *)block + TS_RAW_LINKNAME, "target");
-	assert_memory_equal(block + TS_RAW_MAGIC,
-			    "ustar\0"
-			    "00",
-			    8);
+	for (i = 0; i < WSNAP_TAR_BLOCK; i++)
+		sum += i >= ck && i < ck + WSNAP_TAR_LEN(chksum) ? ' '
+								 : block[i];
+	assert_int_equal(
+		strtoul((char *)block + WSNAP_TAR_OFF(chksum), NULL, 8), sum);
+	assert_int_equal(block[WSNAP_TAR_OFF(typeflag)], 'Z');
+	assert_int_equal(strtoull((char *)block + WSNAP_TAR_OFF(size), NULL, 8),
+			 12345);
+	assert_string_equal((char *)block + WSNAP_TAR_OFF(linkname), "target");
+	assert_memory_equal(block + WSNAP_TAR_OFF(magic), WSNAP_TAR_POSIX_MAGIC,
+			    WSNAP_TAR_MAGIC_LEN);
 }
 
 static void test_support_raw_header_big_size_is_base256(void **state)
 {
-	unsigned char block[512];
+	unsigned char block[WSNAP_TAR_BLOCK];
 
 	ts_raw_header(block, "big", '0', 0644, 1ULL << 40, NULL);
-	assert_int_equal(block[TS_RAW_SIZE], 0x80);
-	assert_int_equal(block[TS_RAW_SIZE + 6], 0x01);
-	assert_int_equal(block[TS_RAW_SIZE + 11], 0);
+	assert_int_equal(block[WSNAP_TAR_OFF(size)], 0x80);
+	assert_int_equal(block[WSNAP_TAR_OFF(size) + 6], 0x01);
+	assert_int_equal(block[WSNAP_TAR_OFF(size) + 11], 0);
 }
 
 static void test_support_compress_round_trips(void **state)

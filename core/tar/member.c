@@ -1,0 +1,279 @@
+/*
+ * Members from their headers: for each entry libarchive returns, the walk
+ * of its raw header region (header.c) and libarchive's entry are joined
+ * into one struct wsnap_raw_member (reader.h) and handed to the callback.
+ *
+ * Invariants:
+ *  - the type comes from the raw typeflag of the main header as walked,
+ *    never from libarchive's file type;
+ *  - the region walked is exactly [header position, data offset) as
+ *    libarchive read it, and must still be whole in the window;
+ *  - the stored bytes come from the walk, and libarchive must agree with
+ *    them (a sparse map adds up to them, other data is skipped by them);
+ *  - what libarchive and tarfile would read as different members is an
+ *    invalid stream: data on directories, links, devices and FIFOs, a
+ *    sparse map libarchive trimmed, typeflag NUL with a trailing '/' only
+ *    libarchive sees, a symlink without a target;
+ *  - the member and the sparse runs it points to live in the reader's
+ *    state and are valid only during the callback; the runs buffer grows
+ *    to at most RD_MAX_SPARSE_RUNS.
+ */
+#include "tar_private.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Most runs of one sparse file (a map needs more header bytes than this
+ * allows anyway; the bound keeps the allocation obvious). */
+#define RD_MAX_SPARSE_RUNS (WSNAP_READER_MAX_HEADER_BYTES / 8)
+
+static enum wsnap_raw_type rd_classify(char tf, const unsigned char *h)
+{
+	switch (tf) {
+	case WSNAP_TAR_REG:
+	case WSNAP_TAR_CONT:
+	case WSNAP_TAR_GNU_SPARSE:
+		return WSNAP_RAW_FILE;
+	case WSNAP_TAR_AREG:
+		/* as Python's tarfile: an old-style regular file whose name
+		 * field ends in '/' is a directory (rd_member refuses a
+		 * final name ending in '/' otherwise) */
+		if (wsnap_tar_name_field_is_dir(h))
+			return WSNAP_RAW_DIR;
+		return WSNAP_RAW_FILE;
+	case WSNAP_TAR_DIR:
+		return WSNAP_RAW_DIR;
+	case WSNAP_TAR_SYM:
+		return WSNAP_RAW_SYMLINK;
+	case WSNAP_TAR_LNK:
+		return WSNAP_RAW_HARDLINK;
+	default:
+		return WSNAP_RAW_OTHER;
+	}
+}
+
+/*
+ * The sparse map of a regular file: sorted, non-overlapping runs within
+ * the size whose lengths add up to the stored data. libarchive drops runs
+ * it finds invalid, so a map it trimmed no longer adds up and is refused.
+ */
+static bool rd_sparse_map(struct wsnap_reader *r, struct archive_entry *e,
+			  uint64_t size, uint64_t data_len,
+			  struct wsnap_raw_member *m)
+{
+	la_int64_t off, len;
+	uint64_t end = 0, sum = 0;
+	size_t n = 0;
+	int count = archive_entry_sparse_reset(e);
+
+	if (count <= 0)
+		return data_len == size; /* not sparse after all */
+	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
+		if (off < 0 || len < 0 || (uint64_t)off < end ||
+		    (uint64_t)len > size ||
+		    (uint64_t)off > size - (uint64_t)len)
+			return false;
+		end = (uint64_t)off + (uint64_t)len;
+		sum += (uint64_t)len; /* <= end <= size: no overflow */
+		if (len == 0)
+			continue;
+		if (n == r->runs_cap) {
+			size_t cap = r->runs_cap ? r->runs_cap * 2 : 16;
+			struct wsnap_sparse_run *p;
+
+			if (cap > RD_MAX_SPARSE_RUNS)
+				return false;
+			p = realloc(r->runs, cap * sizeof(*p));
+			if (!p) {
+				wsnap_reader_io(r, ENOMEM, "out of memory");
+				return false;
+			}
+			r->runs = p;
+			r->runs_cap = cap;
+		}
+		r->runs[n].offset = (uint64_t)off;
+		r->runs[n].length = (uint64_t)len;
+		n++;
+	}
+	if (sum != data_len)
+		return false;
+	if (n == 0) {
+		/* all holes: one empty run keeps the file marked sparse */
+		if (!r->runs_cap) {
+			r->runs = malloc(sizeof(*r->runs));
+			if (!r->runs) {
+				wsnap_reader_io(r, ENOMEM, "out of memory");
+				return false;
+			}
+			r->runs_cap = 1;
+		}
+		r->runs[0].offset = size;
+		r->runs[0].length = 0;
+		n = 1;
+	}
+	m->sparse = r->runs;
+	m->nsparse = n;
+	return true;
+}
+
+/* The only libarchive warning accepted (reader.h): a name it could not
+ * convert to the (C) locale (errno EILSEQ: libarchive's
+ * ARCHIVE_ERRNO_FILE_FORMAT on Linux), which leaves the raw bytes in the
+ * entry. */
+bool wsnap_reader_charset_warning(struct archive *a)
+{
+	static const char mid[] = " can't be converted from ";
+	static const char tail[] = " to current locale.";
+	const char *msg = archive_error_string(a);
+	size_t len;
+
+	if (!msg || archive_errno(a) != EILSEQ)
+		return false;
+	len = strlen(msg);
+	return strstr(msg, mid) && len > sizeof(tail) &&
+	       memcmp(msg + len - (sizeof(tail) - 1), tail, sizeof(tail) - 1) ==
+		       0;
+}
+
+/*
+ * Builds the raw member of the entry libarchive just returned, from its
+ * header region [hp, fb). Returns WSNAP_OK, or the error (invalid stream).
+ */
+static enum wsnap_status rd_member(struct wsnap_reader *r,
+				   struct archive *inner,
+				   struct archive_entry *e,
+				   struct wsnap_raw_member *m)
+{
+	int64_t hp = archive_read_header_position(inner);
+	int64_t fb = archive_filter_bytes(inner, 0);
+	struct wsnap_tar_scan s;
+	const char *name = archive_entry_pathname(e);
+	la_int64_t esize = archive_entry_size(e);
+	char tf;
+
+	if (r->region_lost || r->too_big || hp < 0 || fb < hp ||
+	    (uint64_t)hp < r->win_off ||
+	    (uint64_t)fb > r->win_off + r->win_len ||
+	    (uint64_t)(fb - hp) > WSNAP_READER_MAX_HEADER_BYTES)
+		return wsnap_error_stream(r->err);
+	if (!wsnap_tar_scan_region(r->win + (hp - (int64_t)r->win_off),
+				   (size_t)(fb - hp), &r->global, &s))
+		return wsnap_error_stream(r->err);
+	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
+		return wsnap_error_stream(r->err);
+
+	memset(m, 0, sizeof(*m));
+	tf = (char)s.main[WSNAP_TAR_OFF(typeflag)];
+	m->name = name;
+	m->name_len = strlen(name);
+	m->typeflag = tf;
+	/*
+	 * Typeflag NUL and a name ending in '/' from a long name, a pax
+	 * path or the prefix: libarchive makes it a directory, tarfile
+	 * (which looks at the name field only) a regular file.
+	 */
+	if (tf == WSNAP_TAR_AREG && m->name_len &&
+	    name[m->name_len - 1] == '/' &&
+	    !wsnap_tar_name_field_is_dir(s.main))
+		return wsnap_error_stream(r->err);
+	m->type = rd_classify(tf, s.main);
+	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
+	m->data_offset = (uint64_t)fb;
+	if (s.pax.has_mtime) {
+		/* our own reading: libarchive's is wrong before 1970 */
+		m->mtime_sec = s.pax.mtime_sec;
+		m->mtime_nsec = s.pax.mtime_nsec;
+	} else if (r->global.has_mtime) {
+		/* libarchive ignores global headers; tarfile applies them */
+		m->mtime_sec = r->global.mtime_sec;
+		m->mtime_nsec = r->global.mtime_nsec;
+	} else {
+		m->mtime_sec = archive_entry_mtime(e);
+		m->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
+	}
+
+	switch (m->type) {
+	case WSNAP_RAW_FILE:
+		m->size = (uint64_t)esize;
+		if (!rd_sparse_map(r, e, m->size, s.stored - s.map, m))
+			return r->io_failed ? WSNAP_IO
+					    : wsnap_error_stream(r->err);
+		break;
+	case WSNAP_RAW_SYMLINK:
+	case WSNAP_RAW_HARDLINK:
+		m->linkname = m->type == WSNAP_RAW_SYMLINK
+				      ? archive_entry_symlink(e)
+				      : archive_entry_hardlink(e);
+		if (!m->linkname)
+			m->linkname = "";
+		m->linkname_len = strlen(m->linkname);
+		/*
+		 * A symlink without a target: libarchive reports none at
+		 * all, tarfile an empty one, and no filesystem can hold it
+		 * (symlink(2) fails with ENOENT): not a readable member.
+		 */
+		if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
+			return wsnap_error_stream(r->err);
+		/* fall through */
+	case WSNAP_RAW_DIR:
+		/*
+		 * libarchive skips the data of a pax directory or hardlink
+		 * by its size, tarfile never does: with data the two would
+		 * see different members after it.
+		 */
+		if (s.stored)
+			return wsnap_error_stream(r->err);
+		break;
+	case WSNAP_RAW_OTHER:
+		/* devices and FIFOs: as above; any other type: tarfile skips
+		 * its data by the size, libarchive must skip the same */
+		if (tf == WSNAP_TAR_CHR || tf == WSNAP_TAR_BLK ||
+		    tf == WSNAP_TAR_FIFO) {
+			if (s.stored != 0)
+				return wsnap_error_stream(r->err);
+		} else if ((uint64_t)esize != s.stored) {
+			return wsnap_error_stream(r->err);
+		}
+		break;
+	}
+	return WSNAP_OK;
+}
+
+/* Reads every member and calls fn; the tar part, common to both layouts. */
+enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
+				       struct archive *inner,
+				       wsnap_reader_fn fn, void *ctx)
+{
+	bool first = true;
+
+	for (;;) {
+		struct archive_entry *e;
+		struct wsnap_raw_member m;
+		enum wsnap_status st;
+		int ret;
+
+		/* skip the previous member's data outside the header phase,
+		 * so the window never keeps it */
+		if (!first && archive_read_data_skip(inner) != ARCHIVE_OK)
+			return wsnap_reader_fail(r);
+		first = false;
+		r->in_header = true;
+		r->region_lost = false;
+		ret = archive_read_next_header(inner, &e);
+		r->in_header = false;
+		if (ret == ARCHIVE_EOF)
+			return r->io_failed ? WSNAP_IO : WSNAP_OK;
+		if (ret != ARCHIVE_OK && !(ret == ARCHIVE_WARN &&
+					   wsnap_reader_charset_warning(inner)))
+			return wsnap_reader_fail(r);
+		st = rd_member(r, inner, e, &m);
+		if (st != WSNAP_OK)
+			return st;
+		st = fn(ctx, &m, r->err);
+		if (st != WSNAP_OK)
+			return st;
+	}
+}
