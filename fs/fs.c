@@ -169,8 +169,6 @@ int wsnap_fs_do_readdir(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
 		} else {
 			eino = children[pos - 2];
 			name = wsnap_node_name(wsnap_index_node(fs->idx, eino));
-			if (strlen(name) > WSNAP_FS_NAME_MAX)
-				continue; /* the kernel would refuse it */
 		}
 		n = wsnap_index_node(fs->idx, eino);
 		fill_entry(fs, eino, n, &e);

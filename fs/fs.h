@@ -53,11 +53,12 @@
 #define WSNAP_FS_BLKSIZE 65536
 
 /*
- * Longest name the kernel's FUSE client accepts (FUSE_NAME_MAX). The policy
- * bounds whole paths (--max-path-length), not components; an entry with a
- * longer last component cannot be presented and is left out of listings.
+ * Longest name component presented: what a Linux directory holds, and what
+ * policy rule 3.9 allows (a longer component was rejected with the whole
+ * archive), so that mount, ls and export agree on every entry. statfs
+ * reports it as f_namemax; a longer name looked up is ENAMETOOLONG.
  */
-#define WSNAP_FS_NAME_MAX 1024
+#define WSNAP_FS_NAME_MAX WSNAP_NAME_MAX
 
 /*
  * Reads shorter than this are copied rather than spliced: libfuse splices

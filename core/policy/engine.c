@@ -562,7 +562,7 @@ static enum wsnap_status strip_name(struct wsnap_builder *b,
 	st = wsnap_name_parse(&nm, &b->names, m->name, m->name_len, m->type,
 			      err);
 	if (st == WSNAP_OK)
-		st = wsnap_rule_single(&nm, true, &root, err);
+		st = wsnap_rule_single(&nm, true, m->linkname_len, &root, err);
 	if (st != WSNAP_OK)
 		return st;
 	if (root || (nm.rel_len == b->strip_len &&
@@ -612,7 +612,8 @@ enum wsnap_status wsnap_builder_add(void *builder,
 	/* 4.1 */
 	if (wsnap_rule_skip(&b->policy, &nm))
 		return WSNAP_OK;
-	st = wsnap_rule_single(&nm, !b->policy.no_symlinks, &root, err);
+	st = wsnap_rule_single(&nm, !b->policy.no_symlinks, m->linkname_len,
+			       &root, err);
 	if (st != WSNAP_OK)
 		return st;
 	if (root) {

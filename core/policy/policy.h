@@ -23,6 +23,11 @@
 #define WSNAP_DEFAULT_MAX_PATH_LENGTH 4096ULL
 #define WSNAP_DEFAULT_MAX_DEPTH	      256ULL
 
+/* Rule 3.9: the longest name component a Linux directory holds (NAME_MAX)
+ * and the first symlink target length symlink(2) refuses (PATH_MAX). */
+#define WSNAP_NAME_MAX	 255u
+#define WSNAP_TARGET_MAX 4096u
+
 /* Most configured paths of each kind (--skip, --reject-path, ...). */
 #define WSNAP_POLICY_MAX_PATHS 1024
 

@@ -135,11 +135,13 @@ enum wsnap_status wsnap_name_parse(struct wsnap_name *nm,
 
 /*
  * Section 3, in its order, the first failing rule winning (WSNAP_REJECTED).
- * symlinks says whether symlink members are allowed (rule 3.6). Sets *root
- * for an accepted root entry, which no later rule sees.
+ * symlinks says whether symlink members are allowed (rule 3.6); target_len
+ * is the length of a symlink's target (rule 3.9; ignored for other types).
+ * Sets *root for an accepted root entry, which no later rule sees.
  */
 enum wsnap_status wsnap_rule_single(const struct wsnap_name *nm, bool symlinks,
-				    bool *root, struct wsnap_error *err);
+				    size_t target_len, bool *root,
+				    struct wsnap_error *err);
 
 /* 4.1: whether a variant of the name is within a --skip path. */
 bool wsnap_rule_skip(const struct wsnap_policy *p, const struct wsnap_name *nm);

@@ -213,8 +213,36 @@ static enum wsnap_status rule_type(const struct wsnap_name *nm,
 	return WSNAP_OK;
 }
 
+/*
+ * 3.9: no Linux directory holds a name component over NAME_MAX (255)
+ * bytes, and symlink(2) takes a target of at most PATH_MAX - 1 (4095):
+ * such a member would be listed and mounted, then fail halfway through an
+ * export (or read as EIO), so mount, ls and export could not agree on it.
+ */
+static enum wsnap_status rule_representable(const struct wsnap_name *nm,
+					    size_t target_len,
+					    struct wsnap_error *err)
+{
+	const char *rel = nm->rel, *end = nm->rel + nm->rel_len;
+
+	while (rel < end) {
+		const char *slash = memchr(rel, '/', (size_t)(end - rel));
+		size_t cl = (size_t)((slash ? slash : end) - rel);
+
+		if (cl > WSNAP_NAME_MAX)
+			return wsnap_error_reject(err, nm->disp,
+						  "path component too long");
+		rel += cl + 1;
+	}
+	if (nm->type == WSNAP_RAW_SYMLINK && target_len >= WSNAP_TARGET_MAX)
+		return wsnap_error_reject(err, nm->disp,
+					  "symlink target too long");
+	return WSNAP_OK;
+}
+
 enum wsnap_status wsnap_rule_single(const struct wsnap_name *nm, bool symlinks,
-				    bool *root, struct wsnap_error *err)
+				    size_t target_len, bool *root,
+				    struct wsnap_error *err)
 {
 	enum wsnap_status st;
 
@@ -234,6 +262,8 @@ enum wsnap_status wsnap_rule_single(const struct wsnap_name *nm, bool symlinks,
 		st = rule_hardlink(nm, err);
 	if (st == WSNAP_OK)
 		st = rule_type(nm, err);
+	if (st == WSNAP_OK)
+		st = rule_representable(nm, target_len, err);
 	return st;
 }
 

@@ -24,6 +24,53 @@ for ar in snap.tar snap.tar.gz snap.tar.xz snap.tar.bz2 snap.tar.zst; do
 	[ -z "$(ls -A "$mnt")" ] || fail "$ar: mountpoint not empty after unmount"
 done
 
+# policy rule 3.9: the longest component (255 bytes) and target (4095)
+# Linux holds are mounted, listed and exported alike; one byte more is
+# refused by check, mount and export before anything is served or written
+python3 - "$work" <<'PY'
+import io, sys, tarfile
+w = sys.argv[1]
+c255, c256 = "c" * 255, "c" * 256
+def add(tf, name, kind="f", target=""):
+    ti = tarfile.TarInfo(name)
+    ti.mtime = 1700000000
+    if kind == "l":
+        ti.type, ti.linkname = tarfile.SYMTYPE, target
+        tf.addfile(ti)
+    else:
+        ti.size = 3
+        tf.addfile(ti, io.BytesIO(b"abc"))
+with tarfile.open(w + "/long-ok.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "d/" + c255)
+    add(tf, "l", "l", ("a/" * 2047) + "b")   # 4095 bytes, inside the root
+with tarfile.open(w + "/long-comp.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "d/" + c256)
+with tarfile.open(w + "/long-target.tar", "w", format=tarfile.PAX_FORMAT) as tf:
+    add(tf, "l", "l", ("a/" * 2047) + "bb")  # 4096 bytes
+PY
+newmnt mnt-long
+expect_rc 0 "$WSNAP_BIN" mount "$work/long-ok.tar" "$mnt"
+expect_rc 0 "$WSNAP_BIN" ls --json "$work/long-ok.tar" >"$work/ls.json"
+python3 "$helper" compare "$work/long-ok.tar" "$mnt" "$work/ls.json" ||
+	fail "255-byte component or 4095-byte target: mount differs"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+expect_rc 0 "$WSNAP_BIN" export "$work/long-ok.tar" "$work/long-out"
+[ "$(readlink "$work/long-out/l" | wc -c)" -eq 4096 ] ||
+	fail "4095-byte target not exported"
+[ "$(cat "$work/long-out/d/"c*)" = abc ] || fail "255-byte name not exported"
+for t in long-comp:"path component too long" long-target:"symlink target too long"; do
+	ar=${t%%:*} reason=${t#*:}
+	for cmd in check "ls" "export" "mount"; do
+		extra=; [ "$cmd" = export ] && extra="$work/out-$ar"
+		[ "$cmd" = mount ] && { newmnt "mnt-$ar"; extra=$mnt; }
+		rc=0; "$WSNAP_BIN" "$cmd" "$work/$ar.tar" $extra 2>"$work/err" >/dev/null || rc=$?
+		[ $rc -eq 3 ] || fail "$cmd $ar: exit $rc, want 3"
+		grep -q ": $reason\$" "$work/err" || fail "$cmd $ar: $(cat "$work/err")"
+		[ "$cmd" = export ] && [ -e "$work/out-$ar" ] && fail "export $ar wrote DEST"
+		[ "$cmd" = mount ] && is_mounted "$mnt" && fail "mount $ar mounted"
+	done
+done
+
 # the presented owner
 newmnt mnt-owner
 expect_rc 0 "$WSNAP_BIN" mount -o uid=1234,gid=5678 "$work/snap.tar" "$mnt"

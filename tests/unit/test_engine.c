@@ -188,6 +188,43 @@ static void test_engine_hardlink_and_types(void **state)
 	REJECT("dev/null", "unsupported member type", TM_O("dev/null"));
 }
 
+/* 3.9: a component of 256 bytes or a symlink target of 4096 bytes was
+ * accepted, listed and mounted, and then export failed halfway (ENAMETOOLONG)
+ * or the mount's readlink gave EIO. N is accepted, N + 1 is not. */
+static void test_engine_representable_on_linux(void **state)
+{
+	char c255[256], c256[257], name[600], t4095[4096], t4096[4097];
+	char msg[700];
+
+	memset(c255, 'c', 255);
+	c255[255] = '\0';
+	memset(c256, 'c', 256);
+	c256[256] = '\0';
+	memset(t4095, 't', 4095);
+	t4095[4095] = '\0';
+	memset(t4096, 't', 4096);
+	t4096[4096] = '\0';
+	OK(TM_F(c255), TM_F("d/x"));
+	OK(TM_D(c255));
+	REJECT(c256, "path component too long", TM_F(c256));
+	/* any component, of any type; empty and '.' components do not count */
+	snprintf(name, sizeof(name), "d/%s/f", c256);
+	REJECT(name, "path component too long", TM_F(name));
+	snprintf(name, sizeof(name), "%s/", c256);
+	snprintf(msg, sizeof(msg), "%s", c256);
+	REJECT(msg, "path component too long", TM_D(name));
+	snprintf(name, sizeof(name), ".//%s/./", c255);
+	OK(TM_D(name));
+	/* targets: as many bytes as symlink(2) takes */
+	pol.allow_external_symlinks = true;
+	OK(TM_L("l", t4095));
+	REJECT("l", "symlink target too long", TM_L("l", t4096));
+	/* the earlier rules win: 3.8 before 3.9, and 3.9 before section 4 */
+	REJECT(c256, "hardlink member not allowed", TM_H(c256, "a"));
+	REJECT(c256, "unsupported member type", TM_O(c256));
+	REJECT(c256, "path component too long", TM_F(c256), TM_F(c256));
+}
+
 static void test_engine_directory_name_loses_slashes(void **state)
 {
 	/* the member named in a message is the raw name, a directory's
@@ -837,6 +874,7 @@ int main(void)
 		T(test_engine_parent_traversal),
 		T(test_engine_symlink_opt_in),
 		T(test_engine_hardlink_and_types),
+		T(test_engine_representable_on_linux),
 		T(test_engine_directory_name_loses_slashes),
 		T(test_engine_skip),
 		T(test_engine_skip_everything),

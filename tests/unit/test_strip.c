@@ -650,7 +650,7 @@ static void check_pax_names(const char *filter, bool pipe)
 		"bad\xff\xfe.txt",
 	};
 	struct ts_archive *a = ts_archive_new();
-	char path[512], longname[400];
+	char path[512], longname[500];
 	struct wsnap_reader_opts o = {0};
 	struct wsnap_index *idx;
 	struct wsnap_policy p;
@@ -665,11 +665,12 @@ static void check_pax_names(const char *filter, bool pipe)
 		add_pax_path(a, path);
 		ts_add_raw_member(a, "placeholder", '0', 0644, "x", 1, NULL);
 	}
-	/* a long name of two-byte characters: 300 bytes */
+	/* a long name of two-byte characters: two components of 240 bytes */
 	memcpy(longname, "workspace/", 10);
-	for (i = 0; i < 150; i++)
-		memcpy(longname + 10 + 2 * i, "\xc3\xa9", 2);
-	longname[310] = '\0';
+	for (i = 0; i < 240; i++)
+		memcpy(longname + 10 + 2 * i + (i >= 120), "\xc3\xa9", 2);
+	longname[250] = '/';
+	longname[491] = '\0';
 	add_pax_path(a, longname);
 	ts_add_raw_member(a, "placeholder", '0', 0644, "y", 1, NULL);
 	tar = ts_archive_finish(a, 1, &len);
