@@ -22,6 +22,7 @@
 
 #include "commands.h"
 #include "hydrate.h"
+#include "json.h"
 #include "mounts.h"
 #include "opts.h"
 
@@ -340,6 +341,13 @@ static void roll_back(const struct wsnap_hydrate_state *st)
 		wsnap_report(&err, false);
 }
 
+/* Writes text, then path quoted like a member name, to stdout. */
+static void say_path(const char *text, const char *path)
+{
+	fputs(text, stdout);
+	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, path, strlen(path));
+}
+
 int wsnap_cmd_hydrate(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -430,12 +438,17 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 		else if (st.kind != saved)
 			status = wsnap_hydrate_state_save(&st, &err);
 	}
-	if (status == WSNAP_OK && a.verbose)
-		printf("hydrated %s: %s overlay of %s over %s (state in %s)\n",
-		       st.workspace,
-		       st.kind == WSNAP_OVERLAY_KERNEL ? "kernel"
-						       : "fuse-overlayfs",
-		       st.upper, st.lower, st.dir);
+	if (status == WSNAP_OK && a.verbose) {
+		/* -v: the paths quoted and escaped like names */
+		say_path("hydrated ", st.workspace);
+		printf(": %s overlay", st.kind == WSNAP_OVERLAY_KERNEL
+					       ? "kernel"
+					       : "fuse-overlayfs");
+		say_path(" of ", st.upper);
+		say_path(" over ", st.lower);
+		say_path(" (state in ", st.dir);
+		fputs(")\n", stdout);
+	}
 
 report:
 	rc = status == WSNAP_OK ? 0 : wsnap_report(&err, false);

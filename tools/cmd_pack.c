@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "json.h"
 #include "opts.h"
 #include "pack.h"
 
@@ -114,14 +115,17 @@ int wsnap_cmd_pack(int argc, char **argv)
 		rc = wsnap_report(&err, false);
 		goto out;
 	}
-	if (verbose)
+	if (verbose) {
 		fprintf(stderr,
 			"wsnap: packed %" PRIu64 " members (%" PRIu64
 			" directories, %" PRIu64 " files, %" PRIu64
-			" symlinks, %" PRIu64 " bytes) into %s (%" PRIu64
-			" bytes)\n",
+			" symlinks, %" PRIu64 " bytes) into ",
 			st.members, st.dirs, st.files, st.symlinks,
-			st.file_bytes, out, st.out_bytes);
+			st.file_bytes);
+		/* OUT quoted and escaped like a name */
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, out, strlen(out));
+		fprintf(stderr, " (%" PRIu64 " bytes)\n", st.out_bytes);
+	}
 	rc = 0;
 out:
 	wsnap_policy_release(&policy);

@@ -53,9 +53,7 @@ static const struct command *find(const char *name)
 
 static int unknown(const char *name)
 {
-	fprintf(stderr, "wsnap: unknown command '%s' (see 'wsnap --help')\n",
-		name);
-	return 2;
+	return wsnap_usage_error(NULL, "unknown command '%s'", name);
 }
 
 int main(int argc, char **argv)

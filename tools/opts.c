@@ -64,11 +64,15 @@ static int usage_v(const char *cmd, const char *fmt, va_list ap)
 	if (n < 0)
 		msg[0] = '\0';
 	fflush(stdout);
+	/* escaped: messages quote arguments, paths and libfuse's text */
+	fputs("wsnap: ", stderr);
 	if (cmd)
-		fprintf(stderr, "wsnap: %s: %s (see 'wsnap %s --help')\n", cmd,
-			msg, cmd);
+		fprintf(stderr, "%s: ", cmd);
+	wsnap_put_escaped(stderr, WSNAP_ESC_BARE, msg, strlen(msg));
+	if (cmd)
+		fprintf(stderr, " (see 'wsnap %s --help')\n", cmd);
 	else
-		fprintf(stderr, "wsnap: %s (see 'wsnap --help')\n", msg);
+		fputs(" (see 'wsnap --help')\n", stderr);
 	if (usage_json) {
 		wsnap_json_begin(&j, stdout);
 		wsnap_json_bool(&j, "ok", false);
@@ -285,23 +289,22 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
 		if (l->opt != opt)
 			continue;
 		if (!parse_number(arg, l->kind, l->max, &v)) {
-			/* the value quoted and escaped, cut if very long */
-			char quoted[WSNAP_ESCAPE_CAP(64)];
+			/* the value quoted (usage_v escapes), cut if long */
+			int cut = (int)strnlen(arg, 64);
 
-			wsnap_escape_repr(quoted, arg, strnlen(arg, 64));
 			if (l->kind == NUMBER_BYTES)
 				wsnap_usage_error(
 					command_name,
-					"invalid %s %s: want a number of "
+					"invalid %s '%.*s': want a number of "
 					"bytes such as 1000, 64K, 1M, 64G, "
 					"or 'unlimited'",
-					l->name, quoted);
+					l->name, cut, arg);
 			else
 				wsnap_usage_error(
 					command_name,
-					"invalid %s %s: want a whole number "
-					"from 0 to %llu",
-					l->name, quoted,
+					"invalid %s '%.*s': want a whole "
+					"number from 0 to %llu",
+					l->name, cut, arg,
 					(unsigned long long)l->max);
 			return -1;
 		}
@@ -333,10 +336,7 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
 	if (st == WSNAP_OK)
 		return 1;
 	if (st == WSNAP_USAGE) {
-		char reason[WSNAP_ESCAPE_CAP(256)];
-
-		wsnap_escape_bare(reason, err.reason, strnlen(err.reason, 256));
-		wsnap_usage_error(command_name, "%s", reason);
+		wsnap_usage_error(command_name, "%s", err.reason);
 	} else {
 		wsnap_report(&err, usage_json);
 	}

@@ -77,7 +77,8 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg);
  */
 int wsnap_report(const struct wsnap_error *err, bool json);
 
-/* Prints 'wsnap: <cmd>: <msg> (see 'wsnap <cmd> --help')' as one line;
+/* Prints 'wsnap: <cmd>: <msg> (see 'wsnap <cmd> --help')' as one line,
+ * <msg> escaped like a bare name (arguments in it may hold anything);
  * returns 2. */
 int wsnap_usage_error(const char *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -7,14 +7,24 @@
  *    U+E000-U+10FFFF) is "invalid" and escaped on its own; the walk resumes
  *    at the next byte. This gives the same per-byte result as Python's
  *    surrogateescape decoding (what tarfile does with names on Linux).
- *  - no output ever contains a C0 control byte, DEL, a C1 code point or
- *    invalid UTF-8, so a name cannot inject terminal control sequences,
- *    and every output of len input bytes fits WSNAP_ESCAPE_CAP(len).
+ *  - repr and bare escape every code point that Python's str.isprintable()
+ *    rejects, as Python's repr does (\xHH, \uHHHH, \UHHHHHHHH), from the
+ *    table generated into unicode_table.h; so no such output contains a
+ *    control, format, separator (other than U+0020), private-use or
+ *    unassigned code point, or invalid UTF-8: a name cannot inject terminal
+ *    control sequences, reorder a line or pass for another name.
+ *  - JSON escapes only " and \\ and C0, DEL and C1 (as \\u00XX, which a
+ *    parser reads back as the same code point): names in JSON are exact,
+ *    and JSON is for programs, so printability is not its concern.
+ *  - every output of len input bytes fits WSNAP_ESCAPE_CAP(len): at most 6
+ *    bytes per input byte (\udcXX), \UHHHHHHHH being 10 for 4 bytes.
  */
 #include "escape.h"
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "unicode_table.h"
 
 static const char hexdigits[] = "0123456789abcdef";
 
@@ -76,10 +86,58 @@ static char *put_hex2(char *o, const char *prefix, unsigned v)
 	return o;
 }
 
-/* A code point that is shown escaped in repr: C0, DEL, C1. */
+/* A code point that JSON output escapes: C0, DEL, C1. */
 static bool is_control(uint32_t cp)
 {
 	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f);
+}
+
+bool wsnap_escape_printable(uint32_t cp)
+{
+	const struct wsnap_unicode_range *r = wsnap_unicode_nonprintable;
+	size_t lo = 0, hi, mid;
+
+	hi = sizeof(wsnap_unicode_nonprintable) / sizeof(r[0]);
+	if (cp >= 0x20 && cp < 0x7f)
+		return true; /* the common case, without a search */
+	if (cp > 0x10ffff)
+		return false;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (cp > r[mid].last)
+			lo = mid + 1;
+		else if (cp < r[mid].first)
+			hi = mid;
+		else
+			return false;
+	}
+	return true;
+}
+
+const char *wsnap_escape_unicode_version(void)
+{
+	return WSNAP_UNICODE_VERSION;
+}
+
+/* Python's escape of a non-printable code point: \xHH, \uHHHH, \UHHHHHHHH */
+static char *put_codepoint(char *o, uint32_t cp)
+{
+	int digits, i;
+
+	*o++ = '\\';
+	if (cp < 0x100) {
+		*o++ = 'x';
+		digits = 2;
+	} else if (cp < 0x10000) {
+		*o++ = 'u';
+		digits = 4;
+	} else {
+		*o++ = 'U';
+		digits = 8;
+	}
+	for (i = digits - 1; i >= 0; i--)
+		*o++ = hexdigits[(cp >> (4 * i)) & 0xf];
+	return o;
 }
 
 /*
@@ -116,8 +174,8 @@ static char *repr_body(char *o, const unsigned char *s, size_t len, char quote)
 			*o++ = 'r';
 			break;
 		default:
-			if (is_control(cp)) {
-				o = put_hex2(o, "\\x", cp);
+			if (!wsnap_escape_printable(cp)) {
+				o = put_codepoint(o, cp);
 			} else if (quote && cp == (uint32_t)quote) {
 				*o++ = '\\';
 				*o++ = quote;

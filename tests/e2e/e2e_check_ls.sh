@@ -109,6 +109,13 @@ mk("names.tar", [
     ("esc\x1b[31mred", "file"),
     (fs(b"bad\xff\xfeutf8"), "file"),
     (fs(b"c1\xc2\x85x"), "file"),
+    # issue 12, item 8: names that print like others or reorder the line
+    ("config", "file"),
+    ("config\u200b", "file"),
+    ("config\u00a0", "file"),
+    ("rtl\u202etxt.exe", "file"),
+    ("line\u2028sep", "file"),
+    ("pua\ue000", "file"),
     ("deep/x/y/file", "file", b"0123456789", 0o4755),
     ("frac", "file", b"f", 0o600, "1700000000.123456789"),
     ("half", "file", b"h", 0o600, "1700000000.5"),
@@ -125,6 +132,8 @@ mk("venv.tar", [("venv/bin/python3", "sym", "/usr/bin/python3")])
 mk("hard.tar", [("f", "file"), ("h", "hard", "f")])
 mk("fifo.tar", [("p", "fifo")])
 mk("badname.tar", [(fs(b"/bad\xff"), "file")])
+mk("rtl.tar", [("/\u202eevil", "file")])
+mk("zwsp.tar", [("l", "sym", "/\u200bx")])
 mk("three.tar", [("a", "file"), ("b", "file"), ("c", "file")])
 mk("big.tar", [("big", "file", b"y" * 3000)])
 EOF
@@ -223,6 +232,14 @@ EOF
 python3 badname.py <out || fail "rejection --json: $(cat out)"
 grep -qx "wsnap: unsafe tar member '/bad\\\\xff': absolute path" err ||
 	fail "badname stderr: $(cat err)"
+run 3 "$W" check rtl.tar &&
+	expect_err "wsnap: unsafe tar member '/\\u202eevil': absolute path"
+run 3 "$W" check zwsp.tar && expect_err \
+"wsnap: unsafe tar member 'l': absolute symlink target not allowed: /\\u200bx
+wsnap: hint: --allow-external-symlinks accepts symlinks whose targets leave the snapshot"
+run 3 "$W" check --json rtl.tar
+python3 -c 'import json,sys; o=json.load(sys.stdin); assert o["member"] == "/\u202eevil", o' <out ||
+	fail "rtl --json keeps the name exact: $(cat out)"
 run 3 "$W" check --json escape.tar
 python3 -c 'import json,sys; o=json.load(sys.stdin); assert o["reason"] == "symlink target escapes archive root: ../../etc", o' <out ||
 	fail "escape --json: $(cat out)"
@@ -293,19 +310,15 @@ def rel(name):
     return "/".join(c for c in name.split("/") if c not in ("", "."))
 
 def bare(s):
+    # Python's repr of each character, without the quotes (a character
+    # alone is never quote-escaped); an invalid byte as \xHH
     out = []
     for c in s:
         o = ord(c)
         if 0xDC80 <= o <= 0xDCFF:
             out.append("\\x%02x" % (o - 0xDC00))
-        elif c == "\\":
-            out.append("\\\\")
-        elif c in "\t\n\r":
-            out.append({"\t": "\\t", "\n": "\\n", "\r": "\\r"}[c])
-        elif o < 0x20 or 0x7F <= o <= 0x9F:
-            out.append("\\x%02x" % o)
         else:
-            out.append(c)
+            out.append(repr(c)[1:-1])
     return "".join(out)
 
 def filemode(m):
@@ -381,6 +394,12 @@ grep -qF -- ' esc\x1b[31mred' out || fail "ESC not escaped"
 grep -qF -- ' c1\x85x' out || fail "C1 not escaped"
 grep -qF -- " both ' and \"" out || fail "quotes altered in ls"
 grep -qF -- ' tab\tname' out || fail "tab not escaped"
+grep -qx -- '.* config' out || fail "config: $(grep config out)"
+for n in 'config\u200b' 'config\xa0' 'rtl\u202etxt.exe' 'line\u2028sep' \
+	'pua\ue000'; do
+	grep -qF -- " $n" out ||
+		fail "not escaped as $n: $(grep -F "${n%%\\*}" out)"
+done
 grep -qF -- 'links/weird -> x\ny\\z\xff' out ||
 	fail "target not escaped: $(grep weird out)"
 grep -Eq '^drwxr-xr-x +4096 1970-01-01 00:00 deep/x$' out ||
@@ -393,11 +412,13 @@ grep -Eq '^lrwxrwxrwx +6 2026-11-29 10:00 links/to-file -> \.\./a b$' out ||
 if tr -d '\n' <out | LC_ALL=C grep -q $'[\x01-\x1f\x7f]'; then
 	fail "ls output has raw control bytes"
 fi
-[ "$(wc -l <out)" -eq 25 ] || fail "ls names.tar: $(wc -l <out) lines, want 25"
+[ "$(wc -l <out)" -eq 31 ] || fail "ls names.tar: $(wc -l <out) lines, want 31"
+# (escaping changes the order of escaped names, 'config\u200b' before
+# 'config\xa0': their order is the oracle's to check)
 script sorted <<'EOF'
 import sys
 paths = [l.split(None, 4)[4].split(" -> ")[0].encode()
-         for l in sys.stdin.read().splitlines()]
+         for l in sys.stdin.read().split("\n") if l and "\\" not in l]
 assert paths == sorted(paths), paths
 EOF
 python3 sorted.py <out || fail "ls not sorted bytewise"
@@ -432,10 +453,13 @@ grep -qF '"path":"a b","type":"file","mode":"0644","size":5,"mtime":1795946400}'
 	fail "whole seconds: $(grep '"a b"' out)"
 script jsonnames <<'EOF'
 import json, os, sys
-objs = [json.loads(l) for l in sys.stdin.read().splitlines()]
+# split on newlines only: JSON keeps U+2028 raw, splitlines() breaks on it
+objs = [json.loads(l) for l in sys.stdin.read().split("\n") if l]
 names = {os.fsencode(o["path"]) for o in objs}
 for n in (b"bad\xff\xfeutf8", b"new\nline", b"c1\xc2\x85x",
-          "caf\u00e9".encode(), b"esc\x1b[31mred", b"tab\tname"):
+          "caf\u00e9".encode(), b"esc\x1b[31mred", b"tab\tname",
+          "config\u200b".encode(), "config\u00a0".encode(),
+          "rtl\u202etxt.exe".encode(), "line\u2028sep".encode()):
     assert n in names, n
 weird = [o for o in objs if o["path"] == "links/weird"][0]
 assert os.fsencode(weird["target"]) == b"x\ny\\z\xff", weird

@@ -63,6 +63,10 @@ for c in gzip zstd xz; do
 	n=$(stat -c %s "$T/inner")
 	cmp -s "$T/inner" <(head -c "$n" "$T/a.none") || fail "$c holds the tar"
 done
+# -v names OUT quoted and escaped like a member name (issue 12, item 8)
+rc "$W" pack -v "$WS" "$T/v"$'\xe2\x80\xae'"rat.tar"
+expect_rc 0 "pack -v"
+grep -qF "into '$T/v\u202erat.tar' (" "$T/err" || fail "pack -v: $(cat "$T/err")"
 # extensions choose the compression; '-' is plain unless asked
 "$W" pack "$WS" "$T/ext.tar.gz" && cmp -s "$T/ext.tar.gz" "$T/a.gzip" ||
 	fail ".tar.gz is gzip"

@@ -232,6 +232,16 @@ expect_rc 0 "$W" unmount "$ws"
 gone "$ws"
 [ "$(cat "$ws/mine.txt")" = mine ] || fail "--force: own file lost"
 
+# -v names the paths quoted and escaped like member names (issue 12, item 8)
+ws=$work/ws-v$'\xe2\x80\xae'
+mkdir "$ws"
+expect_rc 0 "$W" hydrate -v "$ar" "$ws" >"$work/v.out"
+grep -qF "hydrated '$work/ws-v\\u202e': " "$work/v.out" &&
+	! grep -q $'\xe2\x80\xae' "$work/v.out" ||
+	fail "hydrate -v: $(cat "$work/v.out")"
+expect_rc 0 "$W" unmount "$ws"
+gone "$ws"
+
 expect_rc 2 "$W" hydrate --overlay bogus "$ar" "$ws"
 expect_rc 2 "$W" hydrate "$ar"
 echo "PASS: $name ($kinds)"

@@ -75,6 +75,7 @@ static void test_json_put_escaped_long_equals_whole(void **state)
 		"'\"",
 		"\n\\",
 		"\xf0\x9f\x98\x80'\x9f\x80",
+		"\xe2\x80\xae\xf4\x8f\xbf\xbf\xc2\xa0", /* escaped by repr */
 	};
 	enum wsnap_esc kinds[] = {WSNAP_ESC_REPR, WSNAP_ESC_BARE,
 				  WSNAP_ESC_JSON};
