@@ -3,7 +3,7 @@
 
     escape_vs_repr.py ESCAPE_LINES
 
-ESCAPE_LINES is the tests/helpers/escape_lines.c program (ctest passes
+ESCAPE_LINES is the tests/unit/escape_lines.c program (ctest passes
 it). policy.md section 2: a name is quoted like Python's repr of the name
 decoded with surrogateescape, where each invalid byte shows as \\xHH
 instead of the \\udcXX surrogate; ls and diff print the same without the
