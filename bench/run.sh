@@ -6,9 +6,9 @@
 #                [--workdir DIR] [--keep] [--reps N] [--timeout S]
 #                [--wsnap PATH]
 #
-# One section per issue (2 check/list, 3 mount, 4 export, 5 diff/pack,
+# One numbered section per job (2 check/list, 3 mount, 4 export, 5 diff/pack,
 # 7 hydrate); each prints Markdown tables: one row per tool with wall time,
-# peak memory, the ratio to the wsnap row of the same table, and the issue's
+# peak memory, the ratio to the wsnap row of the same table, and the section's
 # target next to it. A wsnap subcommand that is missing or fails gives
 # 'n/a (reason)' in its row; the run goes on. Every mount the script makes is
 # taken down on exit (also on failure or Ctrl-C). Generated data lives in
@@ -62,7 +62,7 @@ for s in ${SECTIONS//,/ }; do
 done
 want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
 
-# Sizes. Full: the issues' data sets. Quick: a smoke test of the machinery.
+# Sizes. Full: the sections' data sets. Quick: a smoke test of the machinery.
 if [ "$QUICK" = 1 ]; then
 	DIRS=4 FILES=50 MAXSIZE=1024 VENV_PKGS=2 BIG_MIB=8 OFF_MIB=6
 	LEN_MIB=1 CHANGES=4
@@ -558,12 +558,12 @@ mount_timed() {
 	return 0
 }
 
-# ---------------------------------------------------------- issue 2
+# ---------------------------------------------------------- section 2
 
 sec2() {
 	local ds a opts p k
 	out ""
-	out "## Issue 2: validate and list (wsnap check vs tar -tf, bsdtar -tf, Python tarfile)"
+	out "## 2. validate and list (wsnap check vs tar -tf, bsdtar -tf, Python tarfile)"
 	out ""
 	out "Page cache warm (each archive read once before timing); listings go to /dev/null."
 	ensure_small && ensure_venv && ensure_big
@@ -636,7 +636,7 @@ sec2_cold() {
 	tbl_end "(Cold includes loading each program and its libraries from disk. A tool that reads only the headers seeks over the data.)"
 }
 
-# ---------------------------------------------------------- issue 3
+# ---------------------------------------------------------- section 3
 
 # mount_series TOOL ROUND ARCHIVE ENTRIES MOUNT-KEY STEP...
 # One round: mounts ARCHIVE afresh with TOOL (timed until ls of the root
@@ -723,7 +723,7 @@ step_gzoff() {
 sec3() {
 	local r tool
 	out ""
-	out "## Issue 3: mount (wsnap mount vs archivemount)"
+	out "## 3. mount (wsnap mount vs archivemount)"
 	out ""
 	out "Page cache warm for the archives; every round mounts afresh, so the kernel's caches of the mount start empty."
 	out "Peak MiB = the FUSE daemon's VmHWM (kernel high-water mark of its resident set) read from /proc right after the step."
@@ -792,11 +792,11 @@ sec3() {
 	tbl_end "(3h and 3i run in this order on the mount of 3g.)"
 }
 
-# ---------------------------------------------------------- issue 4
+# ---------------------------------------------------------- section 4
 
 sec4() {
 	out ""
-	out "## Issue 4: export (wsnap export vs tar -x, bsdtar -x, Python tarfile data filter)"
+	out "## 4. export (wsnap export vs tar -x, bsdtar -x, Python tarfile data filter)"
 	out ""
 	out "Each run extracts into a fresh directory on the filesystem of the work dir (synced after each run, untimed; the trees of the 100,000-file exports are renamed aside and removed only at the end of the whole run, since mass deletion slows the next inode allocations of ext4 without a journal); no fsync by any tool; archive in the page cache."
 	ensure_small && ensure_big
@@ -822,7 +822,7 @@ export_table_small() {
 	tbl_row e4.small.py "Python extractall(filter=\"data\")" "ratio_ge:5:wsnap >= 5x faster"
 }
 
-# ---------------------------------------------------------- issue 5
+# ---------------------------------------------------------- section 5
 
 mnt_pair_setup() { mkdir -p "$RUN/m5a" "$RUN/m5b"; MOUNTS+=("$RUN/m5a" "$RUN/m5b"); }
 mnt_pair_teardown() {
@@ -846,7 +846,7 @@ verify_pack() {
 
 sec5() {
 	out ""
-	out "## Issue 5: diff and pack"
+	out "## 5. diff and pack"
 	out ""
 	out "Two snapshots of $NFILES files that differ in $CHANGES files (half same size with other bytes, half a different size). Page cache warm (archives and trees read once before timing)."
 	ensure_small
@@ -886,7 +886,7 @@ sec5() {
 	retire "$RUN/xa" "$RUN/xb"
 }
 
-# ---------------------------------------------------------- issue 7
+# ---------------------------------------------------------- section 7
 
 HYD=$RUN/hyd
 hyd_setup() {
@@ -919,7 +919,7 @@ verify_diff7_bind() { verify_diff7 diff-bind.out; }
 sec7() {
 	local why k
 	out ""
-	out "## Issue 7: hydrate"
+	out "## 7. hydrate"
 	out ""
 	out "Page cache warm. A workspace is usable when \`ls\` of its root answers; export and tar -x are usable when they finish (fresh directory each run)."
 	ensure_small
@@ -1018,7 +1018,7 @@ machine() {
 	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
 	out "- peers: $(tar --version | head -1), $(version bsdtar --version | cut -d' ' -f1-2), Python $("$PY" -c 'import platform; print(platform.python_version())') tarfile, $(version archivemount -V), $(diff --version | head -1)"
 	out "- method: each measure runs $REPS time(s), tools interleaved round by round; wall = the best run, peak = the largest ru_maxrss (GNU time) or daemon VmHWM; a run over $TIMEOUT s is killed and reported 'over'; a measure over $LONG s is not repeated. The page cache is warm everywhere except table 2d, which drops it before every run (full runs only)."
-	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the issue's target on that ratio (or on the wsnap row's own figure)."
+	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the section's target on that ratio (or on the wsnap row's own figure)."
 }
 
 # The targets of every table in one list, with what was measured.

@@ -41,7 +41,7 @@ grep -q '^# wsnap benchmark' "$out" || fail "no title"
 grep -Eq '^- machine: .*[0-9]+ cores, .* RAM, kernel .* on ' "$out" ||
 	fail "no machine line"
 for s in 2 3 4 5 7; do
-	grep -q "^## Issue $s:" "$out" || fail "no section for issue $s"
+	grep -q "^## $s\. " "$out" || fail "no section $s"
 done
 header='| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |'
 n=$(grep -cxF "$header" "$out")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: a mount under load and faults (issue 6, item 3).
+# End-to-end: a mount under load and faults.
 #  1. 64 concurrent readers (8 processes x 8 threads) for 30 seconds over
 #     3,000 files of a plain archive, every byte checked, no error; the
 #     daemon's memory sampled and required to stay flat; then 10 seconds

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Load on a wsnap mount, for tests/e2e/e2e_mount_load.sh (issue 6, item 3).
+"""Load on a wsnap mount, for tests/e2e/e2e_mount_load.sh.
 
     mount_load.py make DIR NFILES
         DIR/load.tar: NFILES files in 40 directories (sizes from 0 bytes to
