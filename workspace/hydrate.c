@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "hash.h"
 #include "mounts.h"
 
@@ -46,9 +47,6 @@
  * (its process leaving): LOWER_RETRIES times LOWER_RETRY_NS. */
 #define LOWER_RETRIES  100
 #define LOWER_RETRY_NS 50000000L
-
-/* Deepest directory tree removal descends into. */
-#define REMOVE_MAX_DEPTH 4096
 
 static const char *const kind_names[] = {
 	[WSNAP_OVERLAY_AUTO] = "auto",
@@ -222,8 +220,7 @@ static int read_state_file(const char *path, char **out,
 {
 	char *buf = NULL;
 	size_t len = 0;
-	ssize_t n;
-	int fd;
+	int fd, e;
 
 	*out = NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -239,19 +236,13 @@ static int read_state_file(const char *path, char **out,
 		wsnap_error_io(err, ENOMEM, path, "out of memory");
 		return -1;
 	}
-	while ((n = read(fd, buf + len, STATE_MAX_BYTES + 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || len + (size_t)n > STATE_MAX_BYTES) {
-			wsnap_error_io(err, n < 0 ? errno : EFBIG, path,
-				       "cannot read");
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		len += (size_t)n;
-	}
+	e = wsnap_read_full(fd, buf, STATE_MAX_BYTES + 1, &len);
 	close(fd);
+	if (e || len > STATE_MAX_BYTES) {
+		wsnap_error_io(err, e ? e : EFBIG, path, "cannot read");
+		free(buf);
+		return -1;
+	}
 	buf[len] = '\0';
 	*out = buf;
 	return 1;
@@ -640,68 +631,10 @@ enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
 
 /* ---- teardown ---- */
 
-/*
- * Removes the entry name of directory parent, a directory's contents first,
- * never following a symlink nor entering another filesystem than dev (a
- * mount below is EXDEV). A directory the owner cannot read (mode 000) is
- * made readable first. Returns 0 or an errno.
- */
-static int remove_at(int parent, const char *name, dev_t dev, unsigned depth)
-{
-	struct dirent *de;
-	struct stat sb;
-	bool again = true;
-	int fd, e = 0;
-	DIR *d;
-
-	if (fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : errno;
-	if (!S_ISDIR(sb.st_mode))
-		return unlinkat(parent, name, 0) != 0 && errno != ENOENT ? errno
-									 : 0;
-	if (sb.st_dev != dev)
-		return EXDEV; /* something is mounted there */
-	if (depth > REMOVE_MAX_DEPTH)
-		return ELOOP;
-	fd = openat(parent, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
-		fd = openat(parent, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	d = fdopendir(fd);
-	if (!d) {
-		e = errno;
-		close(fd);
-		return e;
-	}
-	/* entries removed while listing may hide others: list until none */
-	while (again && !e) {
-		again = false;
-		rewinddir(d);
-		errno = 0;
-		while (!e && (de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
-				continue;
-			e = remove_at(dirfd(d), de->d_name, dev, depth + 1);
-			again = true;
-		}
-		if (!e && errno)
-			e = errno;
-	}
-	closedir(d);
-	if (!e && unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		e = errno;
-	return e;
-}
-
 /* Removes the tree at path (absolute), which may be missing. */
 static enum wsnap_status remove_tree(const char *path, struct wsnap_error *err)
 {
 	char *copy = strdup(path), *slash;
-	struct stat sb;
 	int dfd, e;
 
 	if (!copy)
@@ -721,11 +654,7 @@ static enum wsnap_status remove_tree(const char *path, struct wsnap_error *err)
 			return WSNAP_OK;
 		return wsnap_error_io(err, e, path, "cannot remove");
 	}
-	e = 0;
-	if (fstatat(dfd, slash + 1, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-		e = remove_at(dfd, slash + 1, sb.st_dev, 0);
-	else if (errno != ENOENT)
-		e = errno;
+	e = wsnap_fs_remove_tree(dfd, slash + 1, WSNAP_FS_REMOVE_CHMOD, NULL);
 	close(dfd);
 	free(copy);
 	if (e)
