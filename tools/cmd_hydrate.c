@@ -195,6 +195,14 @@ static enum wsnap_status check_workspace(const struct hydrate_args *a,
 	struct stat sb;
 	int full;
 
+	/* 'wsnap unmount' is suggested only for what it would act on */
+	if (lstat(state_dir, &sb) == 0 &&
+	    (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+	     (sb.st_mode & (S_IWGRP | S_IWOTH))))
+		return wsnap_error_io(err, EEXIST, state_dir,
+				      "not made by 'wsnap hydrate' of this "
+				      "user (remove it by hand): in the way "
+				      "of the state directory");
 	if (lstat(state_dir, &sb) == 0)
 		return wsnap_error_io(err, EEXIST, state_dir,
 				      "already hydrated, or not cleared "
@@ -247,24 +255,14 @@ static char *work_dir_for(const struct wsnap_hydrate_state *st,
 			  struct wsnap_error *err)
 {
 	struct stat su, sd;
-	const char *slash;
 	char *out;
-	size_t plen;
 
 	if (st->own_upper ||
 	    (stat(st->upper, &su) == 0 && stat(st->dir, &sd) == 0 &&
-	     su.st_dev == sd.st_dev)) {
+	     su.st_dev == sd.st_dev))
 		out = wsnap_path_join(st->dir, "work");
-		goto done;
-	}
-	slash = strrchr(st->upper, '/');
-	plen = (size_t)(slash - st->upper);
-	out = malloc(strlen(st->upper) + sizeof("/..wsnap-work"));
-	if (out)
-		snprintf(out, strlen(st->upper) + sizeof("/..wsnap-work"),
-			 "%.*s/.%s.wsnap-work", (int)plen, st->upper,
-			 slash + 1);
-done:
+	else
+		out = wsnap_hydrate_work_sibling(st->upper);
 	if (!out)
 		wsnap_error_io(err, ENOMEM, st->dir, "out of memory");
 	return out;
@@ -325,7 +323,7 @@ static enum wsnap_status make_state(struct wsnap_hydrate_state *st,
 	if (status == WSNAP_OK && st->own_upper)
 		status = init_upper(st->upper, idx, err);
 	if (status == WSNAP_OK)
-		status = make_dir(st->work, 0700, err);
+		status = wsnap_hydrate_make_work(st, err);
 	return status;
 }
 
@@ -413,7 +411,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 
 	status = need_dir(st.workspace, ws_missing, &err);
 	if (status == WSNAP_OK)
-		status = make_dir(st.dir, 0700, &err);
+		status = wsnap_hydrate_state_create(&st, &err);
 	if (status != WSNAP_OK)
 		goto report;
 	made = true;

@@ -268,7 +268,13 @@ static int open_dir_at(int parent, const char *name, unsigned flags,
 	return 0;
 }
 
-static bool same_id(const struct stat *sb, const struct wsnap_fs_id *id)
+void wsnap_fs_id_set(struct wsnap_fs_id *id, const struct stat *sb)
+{
+	id->dev = (uint64_t)sb->st_dev;
+	id->ino = (uint64_t)sb->st_ino;
+}
+
+bool wsnap_fs_id_same(const struct stat *sb, const struct wsnap_fs_id *id)
 {
 	return (uint64_t)sb->st_dev == id->dev &&
 	       (uint64_t)sb->st_ino == id->ino;
@@ -285,7 +291,7 @@ static int remove_at(int parent, const char *name, dev_t dev, unsigned flags,
 
 	if (fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
 		return errno == ENOENT ? 0 : errno;
-	if (want && (!S_ISDIR(sb.st_mode) || !same_id(&sb, want)))
+	if (want && (!S_ISDIR(sb.st_mode) || !wsnap_fs_id_same(&sb, want)))
 		return ESTALE;
 	if (!S_ISDIR(sb.st_mode))
 		return unlinkat(parent, name, 0) != 0 && errno != ENOENT ? errno
@@ -298,7 +304,7 @@ static int remove_at(int parent, const char *name, dev_t dev, unsigned flags,
 	if (e)
 		return e == ENOENT ? 0 : e;
 	/* what was opened, not what was looked up, decides */
-	if (sb.st_dev != dev || (want && !same_id(&sb, want))) {
+	if (sb.st_dev != dev || (want && !wsnap_fs_id_same(&sb, want))) {
 		close(fd);
 		return sb.st_dev != dev ? EXDEV : ESTALE;
 	}

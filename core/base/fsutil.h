@@ -21,6 +21,7 @@
 #define WSNAP_FSUTIL_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -112,6 +113,14 @@ struct wsnap_fs_id {
 	uint64_t dev;
 	uint64_t ino;
 };
+
+struct stat;
+
+/* The identity of the file sb describes into *id. */
+void wsnap_fs_id_set(struct wsnap_fs_id *id, const struct stat *sb);
+
+/* Whether sb describes the file id identifies. */
+bool wsnap_fs_id_same(const struct stat *sb, const struct wsnap_fs_id *id);
 
 /* Levels below its top that wsnap_fs_remove_tree descends at most. */
 #define WSNAP_FS_REMOVE_MAX_DEPTH 1024u
