@@ -149,14 +149,14 @@ bool wsnap_hydrate_archive_same(const struct wsnap_hydrate_archive_id *a,
 /* mkdirat(dfd, name, 0700), then its identity, checked to be the
  * caller's own directory (not one put there since). */
 static enum wsnap_status make_owned_dir(int dfd, const char *name,
-					const char *path,
-					struct wsnap_fs_id *id,
+					const char *path, mode_t mode,
+					struct wsnap_fs_id *id, int *fdout,
 					struct wsnap_error *err)
 {
 	struct stat sb;
 	int fd;
 
-	if (mkdirat(dfd, name, 0700) != 0)
+	if (mkdirat(dfd, name, mode) != 0)
 		return wsnap_error_io(err, errno, path,
 				      "cannot make directory");
 	fd = openat(dfd, name, WSNAP_HYDRATE_DIR_FLAGS);
@@ -166,12 +166,17 @@ static enum wsnap_status make_owned_dir(int dfd, const char *name,
 		return wsnap_error_io(err, errno, path,
 				      "cannot make directory");
 	}
-	close(fd);
-	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH)))
+	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
 		return wsnap_error_io(err, EPERM, path,
 				      "cannot make directory (replaced while "
 				      "being made)");
+	}
 	wsnap_fs_id_set(id, &sb);
+	if (fdout)
+		*fdout = fd;
+	else
+		close(fd);
 	return WSNAP_OK;
 }
 
@@ -191,7 +196,8 @@ static enum wsnap_status make_dir_nofollow(const char *path,
 	free(parent);
 	if (e)
 		return wsnap_error_io(err, e, path, "cannot make directory");
-	s = make_owned_dir(pfd, wsnap_hydrate_base(path), path, id, err);
+	s = make_owned_dir(pfd, wsnap_hydrate_base(path), path, 0700, id, NULL,
+			   err);
 	close(pfd);
 	return s;
 }
@@ -205,22 +211,36 @@ enum wsnap_status wsnap_hydrate_state_create(struct wsnap_hydrate_state *st,
 	return s;
 }
 
+enum wsnap_status wsnap_hydrate_make_in(const struct wsnap_hydrate_state *st,
+					const char *name, mode_t mode, int *fd,
+					struct wsnap_error *err)
+{
+	struct wsnap_fs_id id;
+	enum wsnap_status s;
+	int pfd, sfd;
+	char *path = wsnap_path_join(st->dir, name);
+
+	if (!path)
+		return wsnap_error_io(err, ENOMEM, st->dir, "out of memory");
+	s = wsnap_hydrate_dir_open_made(st, &pfd, &sfd, err);
+	if (s == WSNAP_OK) {
+		s = make_owned_dir(sfd, name, path, mode, &id, fd, err);
+		close(sfd);
+		close(pfd);
+	}
+	free(path);
+	return s;
+}
+
 enum wsnap_status wsnap_hydrate_make_work(struct wsnap_hydrate_state *st,
 					  struct wsnap_error *err)
 {
 	struct wsnap_fs_id id;
 	enum wsnap_status s;
-	int pfd, sfd;
 
-	if (wsnap_hydrate_work_inside(st)) {
-		s = wsnap_hydrate_dir_open_made(st, &pfd, &sfd, err);
-		if (s != WSNAP_OK)
-			return s;
-		s = make_owned_dir(sfd, WSNAP_HYDRATE_WORK, st->work, &id, err);
-		close(sfd);
-		close(pfd);
-		return s;
-	}
+	if (wsnap_hydrate_work_inside(st))
+		return wsnap_hydrate_make_in(st, WSNAP_HYDRATE_WORK, 0700, NULL,
+					     err);
 	s = make_dir_nofollow(st->work, &id, err);
 	if (s != WSNAP_OK)
 		return s;
@@ -229,8 +249,6 @@ enum wsnap_status wsnap_hydrate_make_work(struct wsnap_hydrate_state *st,
 	st->work_id_valid = true;
 	return wsnap_hydrate_state_save(st, err);
 }
-
-/* ---- policy fingerprint, archive identity ---- */
 
 /* ---- mounting the overlay ---- */
 

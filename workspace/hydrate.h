@@ -53,6 +53,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "diff.h"
 #include "error.h"
@@ -125,6 +126,15 @@ char *wsnap_hydrate_work_sibling(const char *upper);
  */
 enum wsnap_status wsnap_hydrate_state_create(struct wsnap_hydrate_state *st,
 					     struct wsnap_error *err);
+
+/*
+ * Makes the directory name (mode, less the umask) in the state directory
+ * st made (st->dir_id), and opens it into *fd unless fd is NULL (the
+ * caller closes it). Errors: WSNAP_IO.
+ */
+enum wsnap_status wsnap_hydrate_make_in(const struct wsnap_hydrate_state *st,
+					const char *name, mode_t mode, int *fd,
+					struct wsnap_error *err);
 
 /*
  * Makes the work directory st->work (mode 0700). Outside the state
