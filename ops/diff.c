@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /* ---- archive side ---- */
 
 static enum wsnap_status arc_changed(const struct wsnap_diff_archive *arc,
@@ -27,25 +29,6 @@ static enum wsnap_status arc_changed(const struct wsnap_diff_archive *arc,
 			      "archive changed while being read");
 }
 
-static ssize_t pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done,
-				  (off_t)(off + done));
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
 /* Copies len bytes at physical offset phys of the data into dst. */
 static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 				  size_t len, uint64_t phys,
@@ -53,7 +36,8 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 {
 	bool seq = arc->seq && phys >= arc->last_end &&
 		   phys - arc->last_end <= WSNAP_DIFF_WINDOW;
-	ssize_t n;
+	size_t n;
+	int e;
 
 	if (arc->win && phys >= arc->win_off &&
 	    phys - arc->win_off <= arc->win_len &&
@@ -70,22 +54,23 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	if (seq && len < WSNAP_DIFF_WINDOW / 2) {
 		/* reading along the data: take a window at once */
 		arc->win_len = 0;
-		n = pread_full(arc->fd, arc->win, WSNAP_DIFF_WINDOW, phys);
-		if (n < 0)
-			return wsnap_error_io(err, errno, arc->label,
+		e = wsnap_pread_full(arc->fd, arc->win, WSNAP_DIFF_WINDOW, phys,
+				     &n);
+		if (e)
+			return wsnap_error_io(err, e, arc->label,
 					      "cannot read archive data");
 		arc->win_off = phys;
-		arc->win_len = (size_t)n;
-		if ((size_t)n < len)
+		arc->win_len = n;
+		if (n < len)
 			return arc_changed(arc, err);
 		memcpy(dst, arc->win, len);
 		goto done;
 	}
-	n = pread_full(arc->fd, dst, len, phys);
-	if (n < 0)
-		return wsnap_error_io(err, errno, arc->label,
+	e = wsnap_pread_full(arc->fd, dst, len, phys, &n);
+	if (e)
+		return wsnap_error_io(err, e, arc->label,
 				      "cannot read archive data");
-	if ((size_t)n < len)
+	if (n < len)
 		return arc_changed(arc, err);
 done:
 	arc->seq = true;
@@ -250,18 +235,19 @@ static enum wsnap_status tree_read(void *ctx, void *h, void *buf, size_t len,
 {
 	struct wsnap_tree_cursor *c = ctx;
 	struct tree_handle *th = h;
-	ssize_t n = pread_full(th->fd, buf, len, off);
+	size_t n;
+	int e = wsnap_pread_full(th->fd, buf, len, off, &n);
 
-	if (n < 0) {
+	if (e) {
 		char path[WSNAP_ERROR_TEXT_MAX];
 
 		return wsnap_error_io(
-			err, errno,
+			err, e,
 			wsnap_tree_describe(wsnap_tree_cursor_label(c),
 					    th->path, path, sizeof(path)),
 			"cannot read");
 	}
-	if ((size_t)n < len)
+	if (n < len)
 		return tree_changed(c, th->path, err);
 	return WSNAP_OK;
 }

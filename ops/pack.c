@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fsutil.h"
 #include "grow.h"
 #include "index.h"
 #include "tree.h"
@@ -172,19 +173,12 @@ static la_ssize_t sink_write(struct archive *a, void *ctx, const void *buf,
 			     size_t len)
 {
 	struct sink *k = ctx;
-	size_t done = 0;
+	int e = wsnap_write_full(k->fd, buf, len);
 
-	while (done < len) {
-		ssize_t n = write(k->fd, (const char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			k->errnum = n < 0 ? errno : EIO;
-			archive_set_error(a, k->errnum, "cannot write");
-			return -1;
-		}
-		done += (size_t)n;
+	if (e) {
+		k->errnum = e;
+		archive_set_error(a, e, "cannot write");
+		return -1;
 	}
 	k->bytes += len;
 	return (la_ssize_t)len;
@@ -284,9 +278,7 @@ static enum wsnap_status read_file(const struct plan *p,
 			s = WSNAP_IO; /* stopped: the consumer has the error */
 			goto out;
 		}
-		n = read(fd, buf, ask);
-		if (n < 0 && errno == EINTR)
-			continue;
+		WSNAP_RETRY_EINTR(n, read(fd, buf, ask));
 		if (n < 0) {
 			char path[WSNAP_ERROR_TEXT_MAX];
 
@@ -882,53 +874,6 @@ int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
 	return -1;
 }
 
-/* An unlinked temporary file for OUT '-'. */
-static int open_anon_tmp(const char *tmpdir, struct wsnap_error *err)
-{
-	const char *dir = tmpdir ? tmpdir : getenv("TMPDIR");
-	size_t dl;
-	char *tmpl;
-	int fd;
-
-	if (!dir || !*dir)
-		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	dl = strlen(dir);
-	tmpl = malloc(dl + sizeof("/wsnap-pack.XXXXXX"));
-	if (!tmpl) {
-		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-		return -1;
-	}
-	memcpy(tmpl, dir, dl);
-	memcpy(tmpl + dl, "/wsnap-pack.XXXXXX", sizeof("/wsnap-pack.XXXXXX"));
-	fd = mkostemp(tmpl, O_CLOEXEC);
-	if (fd < 0)
-		wsnap_error_io(err, errno, dir, "cannot create temporary file");
-	else
-		unlink(tmpl);
-	free(tmpl);
-	return fd;
-}
-
-/* "dir/.base.XXXXXX" beside out; NULL when out of memory. */
-static char *temp_name(const char *out)
-{
-	const char *slash = strrchr(out, '/');
-	size_t dl = slash ? (size_t)(slash - out) + 1 : 0;
-	size_t bl = strlen(out + dl);
-	char *t = malloc(dl + 1 + bl + sizeof(".XXXXXX"));
-
-	if (!t)
-		return NULL;
-	memcpy(t, out, dl);
-	t[dl] = '.';
-	memcpy(t + dl + 1, out + dl, bl);
-	memcpy(t + dl + 1 + bl, ".XXXXXX", sizeof(".XXXXXX"));
-	return t;
-}
-
 static enum wsnap_status copy_out(int fd, int to, struct wsnap_error *err)
 {
 	enum wsnap_status s = WSNAP_OK;
@@ -941,27 +886,19 @@ static enum wsnap_status copy_out(int fd, int to, struct wsnap_error *err)
 		goto out;
 	}
 	for (;;) {
-		ssize_t n = wsnap_tree_read_full(fd, buf, PACK_BUF);
-		ssize_t done = 0;
+		size_t n;
+		int e = wsnap_read_full(fd, buf, PACK_BUF, &n);
 
-		if (n < 0) {
-			s = wsnap_error_io(err, errno, NULL,
-					   "cannot read back");
+		if (e) {
+			s = wsnap_error_io(err, e, NULL, "cannot read back");
 			goto out;
 		}
 		if (n == 0)
 			break;
-		while (done < n) {
-			ssize_t w = write(to, buf + done, (size_t)(n - done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0) {
-				s = wsnap_error_io(err, w < 0 ? errno : EIO,
-						   "-", "cannot write");
-				goto out;
-			}
-			done += w;
+		e = wsnap_write_full(to, buf, n);
+		if (e) {
+			s = wsnap_error_io(err, e, "-", "cannot write");
+			goto out;
 		}
 	}
 out:
@@ -993,22 +930,20 @@ enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
 	if (opts->after_plan)
 		opts->after_plan(opts->after_plan_ctx);
 	if (to_stdout) {
-		fd = open_anon_tmp(opts->tmpdir, err);
+		fd = wsnap_fs_tmpfile(opts->tmpdir, "wsnap-pack", err);
 		if (fd < 0) {
 			s = err->status;
 			goto out;
 		}
 	} else {
-		tmp = temp_name(out);
-		if (!tmp) {
-			s = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-			goto out;
-		}
-		fd = mkostemp(tmp, O_CLOEXEC);
-		if (fd < 0) {
-			s = wsnap_error_io(err, errno, out, "cannot create");
-			free(tmp);
-			tmp = NULL;
+		int e = wsnap_fs_tmpfile_beside(out, ".", &tmp, &fd);
+
+		if (e) {
+			fd = -1;
+			s = e == ENOMEM ? wsnap_error_io(err, e, NULL,
+							 "out of memory")
+					: wsnap_error_io(err, e, out,
+							 "cannot create");
 			goto out;
 		}
 	}

@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsutil.h"
 #include "index.h"
 #include "reader.h"
 
@@ -106,9 +107,8 @@ static la_ssize_t in_read(struct archive *a, void *ctx, const void **buf)
 	struct strip_in *in = ctx;
 	ssize_t r;
 
-	do
-		r = pread(in->fd, in->buf, STRIP_READ_BUF, (off_t)in->off);
-	while (r < 0 && errno == EINTR);
+	WSNAP_RETRY_EINTR(
+		r, pread(in->fd, in->buf, STRIP_READ_BUF, (off_t)in->off));
 	if (r < 0) {
 		in->errnum = errno;
 		archive_set_error(a, errno, "cannot read");
@@ -139,20 +139,12 @@ static la_ssize_t out_write(struct archive *a, void *ctx, const void *buf,
 			    size_t len)
 {
 	struct strip_out *out = ctx;
-	size_t done = 0;
+	int e = wsnap_write_full(out->fd, buf, len);
 
-	while (done < len) {
-		ssize_t w =
-			write(out->fd, (const char *)buf + done, len - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w < 0) {
-			out->errnum = errno;
-			archive_set_error(a, errno, "cannot write");
-			return -1;
-		}
-		done += (size_t)w;
+	if (e) {
+		out->errnum = e;
+		archive_set_error(a, e, "cannot write");
+		return -1;
 	}
 	out->bytes += len;
 	return (la_ssize_t)len;

@@ -7,7 +7,7 @@
  *    AT_SYMLINK_NOFOLLOW: no symlink is ever followed, so a tree that a
  *    concurrent process rewires cannot make us read outside it (the attack:
  *    a workspace whose 'src' is swapped for 'src -> /etc' while packing);
- *  - the walker's path buffer holds "./<rel>" and never grows past w->max;
+ *  - the walker's path buffer holds "./<rel>" and never grows past its max;
  *  - the cursor's descriptor stack fds[0..depth) holds the directories of
  *    the components of dir[0..ends[depth - 1]), fds[i] opened from fds[i-1]
  *    (or the root) with O_DIRECTORY | O_NOFOLLOW.
@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fsutil.h"
 #include "grow.h"
 
 /* A path needs room for "./", the rel path limit and one more component. */
@@ -86,25 +87,6 @@ bool wsnap_tree_skipped(const struct wsnap_policy *policy, const char *rel,
 	return false;
 }
 
-ssize_t wsnap_tree_read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = read(fd, (char *)buf + done, len - done);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (n == 0)
-			break;
-		done += (size_t)n;
-	}
-	return (ssize_t)done;
-}
-
 size_t wsnap_tree_path_max(const struct wsnap_policy *policy)
 {
 	size_t max = policy->max_path_length < TREE_PATH_HARD_MAX
@@ -127,10 +109,7 @@ struct walk {
 	const char *label;
 	wsnap_reader_fn fn;
 	void *ctx;
-	char *path; /* "." or "./<rel>", NUL-terminated */
-	size_t len;
-	size_t cap;
-	size_t max; /* most bytes of path (without the NUL) */
+	struct wsnap_pathbuf pb; /* "." or "./<rel>" */
 	char *target;
 	uint64_t max_names; /* most entries of one directory */
 };
@@ -159,30 +138,12 @@ static enum wsnap_status walk_io(struct walk *w, int errnum, const char *what,
 				 struct wsnap_error *err)
 {
 	char buf[WSNAP_ERROR_TEXT_MAX];
-	const char *rel = w->len > 2 ? w->path + 2 : "";
+	const char *rel = w->pb.len > 2 ? w->pb.buf + 2 : "";
 
 	return wsnap_error_io(
 		err, errnum,
 		wsnap_tree_describe(w->label, rel, buf, sizeof(buf)), "%s",
 		what);
-}
-
-/* Appends "/name" to the path: 0, ENAMETOOLONG past max, or ENOMEM. */
-static int path_push(struct walk *w, const char *name, size_t nl)
-{
-	size_t need = w->len + 1 + nl + 1;
-	char *np;
-
-	if (need - 1 > w->max)
-		return ENAMETOOLONG;
-	np = wsnap_grow(w->path, &w->cap, need, 1);
-	if (!np)
-		return ENOMEM;
-	w->path = np;
-	w->path[w->len] = '/';
-	memcpy(w->path + w->len + 1, name, nl + 1);
-	w->len += 1 + nl;
-	return 0;
 }
 
 static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
@@ -193,7 +154,7 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 	DIR *d;
 	int fd2 = dup(fd);
 	enum wsnap_status st = WSNAP_OK;
-	size_t saved = w->len;
+	size_t saved = w->pb.len;
 
 	memset(l, 0, sizeof(*l));
 	if (fd2 < 0)
@@ -219,19 +180,18 @@ static enum wsnap_status list_dir(struct walk *w, int fd, struct listing *l,
 		    strcmp(de->d_name, "..") == 0)
 			continue;
 		nl = strlen(de->d_name);
-		if (path_push(w, de->d_name, nl) == 0) {
-			bool skip = wsnap_tree_skipped(w->policy, w->path + 2,
-						       w->len - 2);
+		if (wsnap_pathbuf_push(&w->pb, de->d_name, nl) == 0) {
+			bool skip = wsnap_tree_skipped(w->policy, w->pb.buf + 2,
+						       w->pb.len - 2);
 
-			w->len = saved;
-			w->path[saved] = '\0';
+			wsnap_pathbuf_cut(&w->pb, saved);
 			/* more entries than members allowed: the builder
 			 * would refuse them, so the listing stops growing;
 			 * the directory is named (readdir order is not
 			 * stable, the directory is) */
 			if (!skip && l->count >= w->max_names)
 				st = wsnap_error_reject(
-					err, w->path,
+					err, w->pb.buf,
 					"archive member count exceeds limit");
 			if (st != WSNAP_OK)
 				break;
@@ -319,7 +279,7 @@ static enum wsnap_status walk_entry(struct walk *w, int dfd, const char *name,
 	}
 	if (S_ISSOCK(st.st_mode))
 		return WSNAP_OK;
-	wsnap_tree_member(&m, w->path, w->len, &st);
+	wsnap_tree_member(&m, w->pb.buf, w->pb.len, &st);
 	if (m.type == WSNAP_RAW_SYMLINK) {
 		ssize_t n = readlinkat(dfd, name, w->target,
 				       WSNAP_TREE_MAX_TARGET + 1);
@@ -362,29 +322,29 @@ static enum wsnap_status walk_dir(struct walk *w, int fd, uint64_t depth,
 {
 	struct listing l;
 	enum wsnap_status s;
-	size_t i, saved = w->len;
+	size_t i, saved = w->pb.len;
 
 	s = list_dir(w, fd, &l, err);
 	if (s != WSNAP_OK)
 		return s;
 	for (i = 0; i < l.count && s == WSNAP_OK; i++) {
 		const char *name = l.names[i];
-		int e = path_push(w, name, strlen(name));
+		int e = wsnap_pathbuf_push(&w->pb, name, strlen(name));
 
 		if (e == ENAMETOOLONG) {
 			/* only below a parent the builder let through as
 			 * skipped; the limit itself is the builder's */
-			s = wsnap_error_reject(err, w->path, "path too long");
+			s = wsnap_error_reject(err, w->pb.buf, "path too long");
 			break;
 		}
 		if (e) {
 			s = walk_io(w, e, "out of memory", err);
 			break;
 		}
-		if (!wsnap_tree_skipped(w->policy, w->path + 2, w->len - 2))
+		if (!wsnap_tree_skipped(w->policy, w->pb.buf + 2,
+					w->pb.len - 2))
 			s = walk_entry(w, fd, name, depth + 1, err);
-		w->len = saved;
-		w->path[saved] = '\0';
+		wsnap_pathbuf_cut(&w->pb, saved);
 	}
 	listing_release(&l);
 	return s;
@@ -405,27 +365,23 @@ enum wsnap_status wsnap_tree_walk(int root_fd, const char *label,
 	w.label = label;
 	w.fn = fn;
 	w.ctx = ctx;
-	w.max = wsnap_tree_path_max(policy);
 	w.max_names = wsnap_tree_listing_max(policy);
-	w.cap = 256;
-	w.path = malloc(w.cap);
 	w.target = malloc(WSNAP_TREE_MAX_TARGET + 1);
-	if (!w.path || !w.target) {
+	if (wsnap_pathbuf_init(&w.pb, ".", wsnap_tree_path_max(policy)) ||
+	    !w.target) {
 		s = wsnap_error_io(err, ENOMEM, label, "out of memory");
 		goto out;
 	}
-	memcpy(w.path, ".", 2);
-	w.len = 1;
 	if (fstat(root_fd, &st) < 0) {
 		s = wsnap_error_io(err, errno, label, "cannot stat");
 		goto out;
 	}
-	wsnap_tree_member(&m, w.path, w.len, &st);
+	wsnap_tree_member(&m, w.pb.buf, w.pb.len, &st);
 	s = fn(ctx, &m, err);
 	if (s == WSNAP_OK)
 		s = walk_dir(&w, root_fd, 0, err);
 out:
-	free(w.path);
+	wsnap_pathbuf_release(&w.pb);
 	free(w.target);
 	return s;
 }

@@ -137,10 +137,4 @@ const char *wsnap_tree_cursor_label(const struct wsnap_tree_cursor *c);
 /* Closes the cached directories and frees the cursor. NULL does nothing. */
 void wsnap_tree_cursor_free(struct wsnap_tree_cursor *c);
 
-/*
- * read(2) into buf until len bytes or end of file, retrying EINTR. Returns
- * the bytes read, or -1 with errno set.
- */
-ssize_t wsnap_tree_read_full(int fd, void *buf, size_t len);
-
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fsutil.h"
 #include "grow.h"
 #include "tree.h"
 
@@ -52,10 +53,7 @@ struct wsnap_upper {
 	struct wsnap_upper_stats stats;
 	/* the walk */
 	struct wsnap_builder *b;
-	char *path; /* "." or "./<rel>" */
-	size_t len;
-	size_t cap;
-	size_t max;
+	struct wsnap_pathbuf pb; /* "." or "./<rel>" */
 	uint64_t max_names;
 	char *target;	/* WSNAP_TREE_MAX_TARGET + 1 bytes */
 	char *redirect; /* UPPER_REDIRECT_MAX + 1 bytes */
@@ -107,30 +105,12 @@ static enum wsnap_status upper_io(struct wsnap_upper *u, int errnum,
 				  const char *what, struct wsnap_error *err)
 {
 	char buf[WSNAP_ERROR_TEXT_MAX];
-	const char *rel = u->len > 2 ? u->path + 2 : "";
+	const char *rel = u->pb.len > 2 ? u->pb.buf + 2 : "";
 
 	return wsnap_error_io(
 		err, errnum,
 		wsnap_tree_describe(u->label, rel, buf, sizeof(buf)), "%s",
 		what);
-}
-
-/* Appends "/name" to the path: 0, ENAMETOOLONG past max, or ENOMEM. */
-static int path_push(struct wsnap_upper *u, const char *name, size_t nl)
-{
-	size_t need = u->len + 1 + nl + 1;
-	char *np;
-
-	if (need - 1 > u->max)
-		return ENAMETOOLONG;
-	np = wsnap_grow(u->path, &u->cap, need, 1);
-	if (!np)
-		return ENOMEM;
-	u->path = np;
-	u->path[u->len] = '/';
-	memcpy(u->path + u->len + 1, name, nl + 1);
-	u->len += 1 + nl;
-	return 0;
 }
 
 /* Hands one member to the builder, recording where it lives. */
@@ -231,7 +211,7 @@ static bool add_upper(struct listing *l, size_t off, const struct stat *sb)
 }
 
 /*
- * Whether the walker would list name in the directory at u->path: not when
+ * Whether the walker would list name in the directory at u->pb.buf: not when
  * it lies within a --skip path (checked only where the path fits, as the
  * walker does). Counts what it lists in *listed and refuses, naming the
  * directory, past its bound.
@@ -241,21 +221,20 @@ static enum wsnap_status listed_by_walker(struct wsnap_upper *u,
 					  bool *listed, uint64_t *count,
 					  struct wsnap_error *err)
 {
-	size_t saved = u->len;
+	size_t saved = u->pb.len;
 	bool skip;
 
 	*listed = true;
-	if (path_push(u, name, nl) != 0)
+	if (wsnap_pathbuf_push(&u->pb, name, nl) != 0)
 		return WSNAP_OK;
-	skip = wsnap_tree_skipped(u->policy, u->path + 2, u->len - 2);
-	u->len = saved;
-	u->path[saved] = '\0';
+	skip = wsnap_tree_skipped(u->policy, u->pb.buf + 2, u->pb.len - 2);
+	wsnap_pathbuf_cut(&u->pb, saved);
 	if (skip) {
 		*listed = false;
 		return WSNAP_OK;
 	}
 	if (++*count > u->max_names)
-		return wsnap_error_reject(err, u->path,
+		return wsnap_error_reject(err, u->pb.buf,
 					  "archive member count exceeds limit");
 	return WSNAP_OK;
 }
@@ -522,10 +501,10 @@ static enum wsnap_status walk_lower(struct wsnap_upper *u, uint32_t ino,
 	struct wsnap_raw_member m;
 	const uint32_t *kids;
 	enum wsnap_status s;
-	size_t saved = u->len;
+	size_t saved = u->pb.len;
 	uint32_t nk, i;
 
-	lower_member(&m, u->path, u->len, n);
+	lower_member(&m, u->pb.buf, u->pb.len, n);
 	s = emit(u, &m, ino, err);
 	if (s != WSNAP_OK || n->type != WSNAP_TYPE_DIR ||
 	    depth > u->policy->max_depth)
@@ -538,21 +517,21 @@ static enum wsnap_status walk_lower(struct wsnap_upper *u, uint32_t ino,
 
 		if (hidden_name(u, name))
 			continue;
-		e = path_push(u, name, strlen(name));
+		e = wsnap_pathbuf_push(&u->pb, name, strlen(name));
 		if (e == ENAMETOOLONG)
-			return wsnap_error_reject(err, u->path,
+			return wsnap_error_reject(err, u->pb.buf,
 						  "path too long");
 		if (e)
 			return upper_io(u, e, "out of memory", err);
-		if (!wsnap_tree_skipped(u->policy, u->path + 2, u->len - 2))
+		if (!wsnap_tree_skipped(u->policy, u->pb.buf + 2,
+					u->pb.len - 2))
 			s = walk_lower(u, kids[i], depth + 1, err);
-		u->len = saved;
-		u->path[saved] = '\0';
+		wsnap_pathbuf_cut(&u->pb, saved);
 	}
 	return s;
 }
 
-/* An entry of the upper directory dfd, at u->path. */
+/* An entry of the upper directory dfd, at u->pb.buf. */
 static enum wsnap_status walk_upper(struct wsnap_upper *u, int dfd,
 				    const char *name, const struct stat *sb,
 				    uint32_t parent_lower, uint64_t depth,
@@ -564,7 +543,7 @@ static enum wsnap_status walk_upper(struct wsnap_upper *u, int dfd,
 
 	if (S_ISSOCK(sb->st_mode))
 		return WSNAP_OK;
-	wsnap_tree_member(&m, u->path, u->len, sb);
+	wsnap_tree_member(&m, u->pb.buf, u->pb.len, sb);
 	if (m.type == WSNAP_RAW_SYMLINK) {
 		ssize_t n = readlinkat(dfd, name, u->target,
 				       WSNAP_TREE_MAX_TARGET + 1);
@@ -598,13 +577,13 @@ static enum wsnap_status walk_upper(struct wsnap_upper *u, int dfd,
 }
 
 /* The entries of a merged directory whose upper directory is fd and
- * lower directory is lower (0: none), at u->path. */
+ * lower directory is lower (0: none), at u->pb.buf. */
 static enum wsnap_status walk_dir(struct wsnap_upper *u, int fd, uint32_t lower,
 				  uint64_t depth, struct wsnap_error *err)
 {
 	struct listing l;
 	enum wsnap_status s;
-	size_t saved = u->len, i;
+	size_t saved = u->pb.len, i;
 	uint64_t count = 0;
 	bool listed;
 
@@ -618,22 +597,22 @@ static enum wsnap_status walk_dir(struct wsnap_upper *u, int fd, uint32_t lower,
 				     &listed, &count, err);
 	for (i = 0; i < l.count && s == WSNAP_OK; i++) {
 		const struct entry *e = &l.e[i];
-		int pe = path_push(u, e->name, strlen(e->name));
+		int pe = wsnap_pathbuf_push(&u->pb, e->name, strlen(e->name));
 
 		if (pe == ENAMETOOLONG) {
-			s = wsnap_error_reject(err, u->path, "path too long");
+			s = wsnap_error_reject(err, u->pb.buf, "path too long");
 			break;
 		}
 		if (pe) {
 			s = upper_io(u, pe, "out of memory", err);
 			break;
 		}
-		if (!wsnap_tree_skipped(u->policy, u->path + 2, u->len - 2))
+		if (!wsnap_tree_skipped(u->policy, u->pb.buf + 2,
+					u->pb.len - 2))
 			s = e->lower ? walk_lower(u, e->lower, depth + 1, err)
 				     : walk_upper(u, fd, e->name, &l.ust[e->up],
 						  lower, depth + 1, err);
-		u->len = saved;
-		u->path[saved] = '\0';
+		wsnap_pathbuf_cut(&u->pb, saved);
 	}
 	listing_release(&l);
 	return s;
@@ -648,9 +627,8 @@ static enum wsnap_status walk_root(struct wsnap_upper *u,
 
 	if (fstat(u->upper_fd, &sb) != 0)
 		return wsnap_error_io(err, errno, u->label, "cannot stat");
-	memcpy(u->path, ".", 2);
-	u->len = 1;
-	wsnap_tree_member(&m, u->path, u->len, &sb);
+	wsnap_pathbuf_cut(&u->pb, 1);
+	wsnap_tree_member(&m, u->pb.buf, u->pb.len, &sb);
 	s = emit(u, &m, 0, err);
 	if (s != WSNAP_OK)
 		return s;
@@ -773,13 +751,11 @@ enum wsnap_status wsnap_upper_new(struct wsnap_upper **out,
 	u->fmt = fmt;
 	u->label = label;
 	u->policy = policy;
-	u->max = wsnap_tree_path_max(policy);
 	u->max_names = wsnap_tree_listing_max(policy);
-	u->cap = 256;
-	u->path = malloc(u->cap);
 	u->target = malloc(WSNAP_TREE_MAX_TARGET + 1);
 	u->redirect = malloc(UPPER_REDIRECT_MAX + 1);
-	if (!u->path || !u->target || !u->redirect) {
+	if (wsnap_pathbuf_init(&u->pb, ".", wsnap_tree_path_max(policy)) ||
+	    !u->target || !u->redirect) {
 		s = wsnap_error_io(err, ENOMEM, label, "out of memory");
 		goto fail;
 	}
@@ -826,7 +802,7 @@ void wsnap_upper_free(struct wsnap_upper *u)
 	wsnap_tree_cursor_free(u->cursor);
 	wsnap_index_free(u->merged);
 	free(u->src);
-	free(u->path);
+	wsnap_pathbuf_release(&u->pb);
 	free(u->target);
 	free(u->redirect);
 	free(u);

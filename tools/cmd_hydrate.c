@@ -196,6 +196,14 @@ static enum wsnap_status check_workspace(const struct hydrate_args *a,
 	struct stat sb;
 	int full;
 
+	/* 'wsnap unmount' is suggested only for what it would act on */
+	if (lstat(state_dir, &sb) == 0 &&
+	    (!S_ISDIR(sb.st_mode) || sb.st_uid != geteuid() ||
+	     (sb.st_mode & (S_IWGRP | S_IWOTH))))
+		return wsnap_error_io(err, EEXIST, state_dir,
+				      "not made by 'wsnap hydrate' of this "
+				      "user (remove it by hand): in the way "
+				      "of the state directory");
 	if (lstat(state_dir, &sb) == 0)
 		return wsnap_error_io(err, EEXIST, state_dir,
 				      "already hydrated, or not cleared "
@@ -248,59 +256,43 @@ static char *work_dir_for(const struct wsnap_hydrate_state *st,
 			  struct wsnap_error *err)
 {
 	struct stat su, sd;
-	const char *slash;
 	char *out;
-	size_t plen;
 
 	if (st->own_upper ||
 	    (stat(st->upper, &su) == 0 && stat(st->dir, &sd) == 0 &&
-	     su.st_dev == sd.st_dev)) {
+	     su.st_dev == sd.st_dev))
 		out = wsnap_path_join(st->dir, "work");
-		goto done;
-	}
-	slash = strrchr(st->upper, '/');
-	plen = (size_t)(slash - st->upper);
-	out = malloc(strlen(st->upper) + sizeof("/..wsnap-work"));
-	if (out)
-		snprintf(out, strlen(st->upper) + sizeof("/..wsnap-work"),
-			 "%.*s/.%s.wsnap-work", (int)plen, st->upper,
-			 slash + 1);
-done:
+	else
+		out = wsnap_hydrate_work_sibling(st->upper);
 	if (!out)
 		wsnap_error_io(err, ENOMEM, st->dir, "out of memory");
 	return out;
-}
-
-static enum wsnap_status make_dir(const char *path, mode_t mode,
-				  struct wsnap_error *err)
-{
-	if (mkdir(path, mode) != 0)
-		return wsnap_error_io(err, errno, path,
-				      "cannot make directory");
-	return WSNAP_OK;
 }
 
 /*
  * A fresh upper directory starts with the snapshot root's mode and mtime:
  * the workspace root then looks like the snapshot's until changed.
  */
-static enum wsnap_status init_upper(const char *upper,
+static enum wsnap_status init_upper(const struct wsnap_hydrate_state *st,
 				    const struct wsnap_index *idx,
 				    struct wsnap_error *err)
 {
 	const struct wsnap_node *root = wsnap_index_node(idx, WSNAP_ROOT_INO);
 	struct timespec ts[2];
-	enum wsnap_status status = make_dir(upper, 0755, err);
+	enum wsnap_status status;
+	int fd;
 
+	/* set up through the descriptor made, never by name */
+	status = wsnap_hydrate_make_in(st, "upper", 0755, &fd, err);
 	if (status != WSNAP_OK)
 		return status;
 	ts[0].tv_sec = root->mtime_sec;
 	ts[0].tv_nsec = root->mtime_nsec;
 	ts[1] = ts[0];
-	if (chmod(upper, root->mode & 07777) != 0 ||
-	    utimensat(AT_FDCWD, upper, ts, AT_SYMLINK_NOFOLLOW) != 0)
-		return wsnap_error_io(err, errno, upper, "cannot set up");
-	return WSNAP_OK;
+	if (fchmod(fd, root->mode & 07777) != 0 || futimens(fd, ts) != 0)
+		status = wsnap_error_io(err, errno, st->upper, "cannot set up");
+	close(fd);
+	return status;
 }
 
 /* Fills the state directory (made by the caller): its file first, then
@@ -322,11 +314,11 @@ static enum wsnap_status make_state(struct wsnap_hydrate_state *st,
 	/* saved first: from here on, 'wsnap unmount' can undo it all */
 	status = wsnap_hydrate_state_save(st, err);
 	if (status == WSNAP_OK)
-		status = make_dir(st->lower, 0755, err);
+		status = wsnap_hydrate_make_in(st, "lower", 0755, NULL, err);
 	if (status == WSNAP_OK && st->own_upper)
-		status = init_upper(st->upper, idx, err);
+		status = init_upper(st, idx, err);
 	if (status == WSNAP_OK)
-		status = make_dir(st->work, 0700, err);
+		status = wsnap_hydrate_make_work(st, err);
 	return status;
 }
 
@@ -421,7 +413,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 
 	status = need_dir(st.workspace, ws_missing, &err);
 	if (status == WSNAP_OK)
-		status = make_dir(st.dir, 0700, &err);
+		status = wsnap_hydrate_state_create(&st, &err);
 	if (status != WSNAP_OK)
 		goto report;
 	made = true;

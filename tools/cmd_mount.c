@@ -32,6 +32,7 @@
 
 #include "commands.h"
 #include "fs.h"
+#include "fsutil.h"
 #include "mounts.h"
 #include "opts.h"
 
@@ -288,33 +289,16 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 /* Reads exactly len bytes unless the pipe ends first; returns bytes read. */
 static size_t read_full(int fd, void *buf, size_t len)
 {
-	size_t done = 0;
+	size_t done;
 
-	while (done < len) {
-		ssize_t n = read(fd, (char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
+	wsnap_read_full(fd, buf, len, &done);
 	return done;
 }
 
 static void write_full(int fd, const void *buf, size_t len)
 {
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* the parent is gone: nobody to tell */
-		done += (size_t)n;
-	}
+	/* a failure means the parent is gone: nobody to tell */
+	(void)wsnap_write_full(fd, buf, len);
 }
 
 /* The forked child: mount and serve; never returns. */
@@ -393,8 +377,7 @@ static enum wsnap_status mount_background(struct fuse_session *se,
 					"the mount was ready");
 	close(fds[0]);
 	/* the child itself exits as soon as the daemon is detached */
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	wsnap_waitpid(pid, &wstatus);
 	return status;
 }
 

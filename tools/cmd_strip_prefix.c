@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "fsutil.h"
 #include "opts.h"
 #include "strip.h"
 
@@ -46,38 +47,10 @@ static const char strip_usage[] =
 	"\n"
 	"exit status: 0 ok, 2 usage, 3 archive rejected, 4 I/O error\n";
 
-static const char *tmp_dir(void)
-{
-	const char *t = getenv("TMPDIR");
-
-	return t && t[0] ? t : "/tmp";
-}
-
 /* An unlinked read-write file in the temporary directory. */
 static int open_staging(struct wsnap_error *err)
 {
-	const char *dir = tmp_dir();
-	char *path;
-	size_t len;
-	int fd;
-
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	len = strlen(dir) + sizeof("/wsnap-strip-XXXXXX");
-	path = malloc(len);
-	if (!path) {
-		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-		return -1;
-	}
-	snprintf(path, len, "%s/wsnap-strip-XXXXXX", dir);
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0)
-		wsnap_error_io(err, errno, dir, "cannot create temporary file");
-	else
-		unlink(path);
-	free(path);
-	return fd;
+	return wsnap_fs_tmpfile(NULL, "wsnap-strip", err);
 }
 
 static int copy_to_stdout(int fd, struct wsnap_error *err)
@@ -86,10 +59,10 @@ static int copy_to_stdout(int fd, struct wsnap_error *err)
 	off_t off = 0;
 
 	for (;;) {
-		ssize_t r = pread(fd, buf, sizeof(buf), off), done = 0;
+		ssize_t r;
+		int e;
 
-		if (r < 0 && errno == EINTR)
-			continue;
+		WSNAP_RETRY_EINTR(r, pread(fd, buf, sizeof(buf), off));
 		if (r < 0) {
 			wsnap_error_io(err, errno, NULL,
 				       "cannot read temporary file");
@@ -97,18 +70,11 @@ static int copy_to_stdout(int fd, struct wsnap_error *err)
 		}
 		if (r == 0)
 			return 0;
-		while (done < r) {
-			ssize_t w = write(STDOUT_FILENO, buf + done,
-					  (size_t)(r - done));
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w < 0) {
-				wsnap_error_io(err, errno, "-",
-					       "cannot write standard output");
-				return -1;
-			}
-			done += w;
+		e = wsnap_write_full(STDOUT_FILENO, buf, (size_t)r);
+		if (e) {
+			wsnap_error_io(err, e, "-",
+				       "cannot write standard output");
+			return -1;
 		}
 		off += r;
 	}
@@ -120,30 +86,18 @@ static int open_beside(const char *out, char **tmp_path,
 		       struct wsnap_error *err)
 {
 	const char *slash = strrchr(out, '/');
-	size_t dirlen = slash ? (size_t)(slash - out) + 1 : 0;
-	const char *base = out + dirlen;
-	size_t len = dirlen + strlen(base) + sizeof("/..wsnap-XXXXXX");
-	char *path;
-	int fd;
+	int fd, e;
 
-	if (base[0] == '\0') {
+	if ((slash ? slash + 1 : out)[0] == '\0') {
 		wsnap_error_io(err, EISDIR, out, "output is a directory");
 		return -1;
 	}
-	path = malloc(len);
-	if (!path) {
-		wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-		return -1;
-	}
-	snprintf(path, len, "%.*s.%s.wsnap-XXXXXX", (int)dirlen, out, base);
-	fd = mkostemp(path, O_CLOEXEC);
-	if (fd < 0) {
-		wsnap_error_io(err, errno, out, "cannot create output");
-		free(path);
-		return -1;
-	}
-	*tmp_path = path;
-	return fd;
+	e = wsnap_fs_tmpfile_beside(out, ".wsnap-", tmp_path, &fd);
+	if (e == ENOMEM)
+		wsnap_error_io(err, e, NULL, "out of memory");
+	else if (e)
+		wsnap_error_io(err, e, out, "cannot create output");
+	return e ? -1 : fd;
 }
 
 static int finish_named(int fd, const char *tmp, const char *out,

@@ -1,5 +1,6 @@
 /*
- * Hydrated workspaces: state, overlay mounts, teardown (hydrate.h).
+ * Hydrated workspaces: overlay mounts, teardown, diff from the upper
+ * directory (hydrate.h); the state itself is hydrate_state.c.
  *
  * Which overlay: the kernel's overlayfs where this process may mount it
  * (root, CAP_SYS_ADMIN), fuse-overlayfs otherwise. The kernel overlay is
@@ -16,9 +17,8 @@
  * These are written out rather than left to the module's defaults, which
  * differ between kernels.
  */
-#include "hydrate.h"
+#include "hydrate_impl.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -33,11 +33,6 @@
 #include "hash.h"
 #include "mounts.h"
 
-#define STATE_FILE	"state"
-#define STATE_TMP	"state.tmp"
-#define STATE_MAGIC	"wsnap-hydrate 1"
-#define STATE_MAX_BYTES (256u << 10)
-
 /* mount(2) takes its options in one page. */
 #define OVERLAY_OPTS_MAX   4096
 #define OVERLAY_FIXED_OPTS "redirect_dir=on,index=off,metacopy=off"
@@ -47,367 +42,10 @@
 #define LOWER_RETRIES  100
 #define LOWER_RETRY_NS 50000000L
 
-/* Deepest directory tree removal descends into. */
-#define REMOVE_MAX_DEPTH 4096
-
-static const char *const kind_names[] = {
-	[WSNAP_OVERLAY_AUTO] = "auto",
-	[WSNAP_OVERLAY_KERNEL] = "kernel",
-	[WSNAP_OVERLAY_FUSE] = "fuse",
-};
-
 /* The mount types the two kinds show in mountinfo. */
 static const char *overlay_fstype(enum wsnap_overlay kind)
 {
 	return kind == WSNAP_OVERLAY_KERNEL ? "overlay" : "fuse.fuse-overlayfs";
-}
-
-void wsnap_hydrate_state_release(struct wsnap_hydrate_state *st)
-{
-	free(st->workspace);
-	free(st->dir);
-	free(st->archive);
-	free(st->lower);
-	free(st->upper);
-	free(st->work);
-	memset(st, 0, sizeof(*st));
-}
-
-char *wsnap_hydrate_state_dir(const char *workspace)
-{
-	const char *slash = strrchr(workspace, '/');
-	size_t plen, nlen;
-	char *out;
-
-	if (!slash || !slash[1])
-		return NULL;
-	plen = (size_t)(slash - workspace);
-	nlen = strlen(slash + 1);
-	out = malloc(plen + nlen + sizeof("/..wsnap"));
-	if (!out)
-		return NULL;
-	memcpy(out, workspace, plen);
-	out[plen] = '/';
-	out[plen + 1] = '.';
-	memcpy(out + plen + 2, slash + 1, nlen);
-	memcpy(out + plen + 2 + nlen, ".wsnap", sizeof(".wsnap"));
-	return out;
-}
-
-/* ---- the state file ---- */
-
-static bool plain_byte(unsigned char c)
-{
-	return c > ' ' && c < 0x7f && c != '%';
-}
-
-static void put_encoded(FILE *f, const char *key, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	fputs(key, f);
-	fputc(' ', f);
-	for (; *p; p++) {
-		if (plain_byte(*p))
-			fputc(*p, f);
-		else
-			fprintf(f, "%%%02X", *p);
-	}
-	fputc('\n', f);
-}
-
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	return -1;
-}
-
-/* Decodes a percent-encoded value (len bytes) into a malloc'd string;
- * NULL when it is malformed, holds a NUL, or memory runs out. */
-static char *decode(const char *s, size_t len)
-{
-	char *out = malloc(len + 1);
-	size_t i, n = 0;
-
-	if (!out)
-		return NULL;
-	for (i = 0; i < len; i++) {
-		if (s[i] != '%') {
-			out[n++] = s[i];
-			continue;
-		}
-		if (i + 2 >= len)
-			goto bad;
-		if (hexval(s[i + 1]) < 0 || hexval(s[i + 2]) < 0)
-			goto bad;
-		out[n] = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
-		if (!out[n])
-			goto bad;
-		n++;
-		i += 2;
-	}
-	out[n] = '\0';
-	return out;
-bad:
-	free(out);
-	return NULL;
-}
-
-enum wsnap_status wsnap_hydrate_state_save(const struct wsnap_hydrate_state *st,
-					   struct wsnap_error *err)
-{
-	const struct wsnap_hydrate_archive_id *a = &st->arc;
-	char *tmp = NULL, *path = NULL;
-	enum wsnap_status status = WSNAP_OK;
-	FILE *f = NULL;
-	int fd;
-
-	tmp = wsnap_path_join(st->dir, STATE_TMP);
-	path = wsnap_path_join(st->dir, STATE_FILE);
-	if (!tmp || !path) {
-		status = wsnap_error_io(err, ENOMEM, st->dir, "out of memory");
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-		  0600);
-	if (fd < 0 || !(f = fdopen(fd, "w"))) {
-		status = wsnap_error_io(err, errno, tmp, "cannot write");
-		if (fd >= 0)
-			close(fd);
-		goto out;
-	}
-	fprintf(f, "%s\n", STATE_MAGIC);
-	put_encoded(f, "workspace", st->workspace);
-	put_encoded(f, "archive", st->archive);
-	if (a->valid)
-		fprintf(f,
-			"archive-id %" PRIu64 " %" PRIu64 " %" PRIu64
-			" %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 "\n",
-			a->dev, a->ino, a->size, a->mtime_sec, a->mtime_nsec,
-			a->ctime_sec, a->ctime_nsec);
-	fprintf(f, "policy %s\n", st->policy);
-	fprintf(f, "overlay %s\n", kind_names[st->kind]);
-	put_encoded(f, "lower", st->lower);
-	put_encoded(f, "upper", st->upper);
-	fprintf(f, "own-upper %d\n", st->own_upper ? 1 : 0);
-	put_encoded(f, "work", st->work);
-	if (fflush(f) != 0 || fsync(fileno(f)) != 0) {
-		status = wsnap_error_io(err, errno, tmp, "cannot write");
-		fclose(f);
-		goto out;
-	}
-	if (fclose(f) != 0) {
-		status = wsnap_error_io(err, errno, tmp, "cannot write");
-		goto out;
-	}
-	if (rename(tmp, path) != 0)
-		status = wsnap_error_io(err, errno, path, "cannot write");
-out:
-	if (status != WSNAP_OK && tmp)
-		unlink(tmp);
-	free(tmp);
-	free(path);
-	return status;
-}
-
-/* Reads the whole state file (at most STATE_MAX_BYTES) into a malloc'd,
- * NUL-terminated buffer. Returns 1, 0 when there is none, -1 on error. */
-static int read_state_file(const char *path, char **out,
-			   struct wsnap_error *err)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	ssize_t n;
-	int fd;
-
-	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0) {
-		if (errno == ENOENT)
-			return 0;
-		wsnap_error_io(err, errno, path, "cannot read");
-		return -1;
-	}
-	buf = malloc(STATE_MAX_BYTES + 1);
-	if (!buf) {
-		close(fd);
-		wsnap_error_io(err, ENOMEM, path, "out of memory");
-		return -1;
-	}
-	while ((n = read(fd, buf + len, STATE_MAX_BYTES + 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 || len + (size_t)n > STATE_MAX_BYTES) {
-			wsnap_error_io(err, n < 0 ? errno : EFBIG, path,
-				       "cannot read");
-			free(buf);
-			close(fd);
-			return -1;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	buf[len] = '\0';
-	*out = buf;
-	return 1;
-}
-
-static bool parse_i64(const char **p, int64_t *v)
-{
-	char *end;
-
-	errno = 0;
-	*v = strtoll(*p, &end, 10);
-	if (errno || end == *p)
-		return false;
-	*p = end;
-	return true;
-}
-
-static bool parse_u64(const char **p, uint64_t *v)
-{
-	char *end;
-
-	if (**p == ' ')
-		(*p)++;
-	if (**p < '0' || **p > '9')
-		return false;
-	errno = 0;
-	*v = strtoull(*p, &end, 10);
-	if (errno || end == *p)
-		return false;
-	*p = end;
-	return true;
-}
-
-static bool parse_archive_id(const char *s, struct wsnap_hydrate_archive_id *a)
-{
-	const char *p = s;
-
-	if (!parse_u64(&p, &a->dev) || !parse_u64(&p, &a->ino) ||
-	    !parse_u64(&p, &a->size) || !parse_i64(&p, &a->mtime_sec) ||
-	    !parse_i64(&p, &a->mtime_nsec) || !parse_i64(&p, &a->ctime_sec) ||
-	    !parse_i64(&p, &a->ctime_nsec) || *p)
-		return false;
-	a->valid = true;
-	return true;
-}
-
-/* One 'key value' line into st; false when it makes no sense. */
-static bool parse_line(struct wsnap_hydrate_state *st, char *line)
-{
-	char *sp = strchr(line, ' ');
-	char **slot = NULL;
-	const char *v;
-	size_t vl;
-
-	if (!sp)
-		return false;
-	*sp = '\0';
-	v = sp + 1;
-	vl = strlen(v);
-	if (strcmp(line, "workspace") == 0)
-		slot = &st->workspace;
-	else if (strcmp(line, "archive") == 0)
-		slot = &st->archive;
-	else if (strcmp(line, "lower") == 0)
-		slot = &st->lower;
-	else if (strcmp(line, "upper") == 0)
-		slot = &st->upper;
-	else if (strcmp(line, "work") == 0)
-		slot = &st->work;
-	if (slot) {
-		free(*slot);
-		*slot = decode(v, vl);
-		if (!*slot)
-			return false;
-		/* paths are absolute; the archive may be standard input */
-		return **slot == '/' ||
-		       (slot == &st->archive && strcmp(*slot, "-") == 0);
-	}
-	if (strcmp(line, "archive-id") == 0)
-		return parse_archive_id(v, &st->arc);
-	if (strcmp(line, "policy") == 0) {
-		if (vl != WSNAP_HYDRATE_POLICY_ID_LEN)
-			return false;
-		memcpy(st->policy, v, vl + 1);
-		return true;
-	}
-	if (strcmp(line, "overlay") == 0) {
-		if (strcmp(v, "kernel") == 0)
-			st->kind = WSNAP_OVERLAY_KERNEL;
-		else if (strcmp(v, "fuse") == 0)
-			st->kind = WSNAP_OVERLAY_FUSE;
-		else
-			return false;
-		return true;
-	}
-	if (strcmp(line, "own-upper") == 0) {
-		if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
-			return false;
-		st->own_upper = v[0] == '1';
-		return true;
-	}
-	return true; /* a later version's key: ignored */
-}
-
-int wsnap_hydrate_state_load(struct wsnap_hydrate_state *st,
-			     const char *workspace, struct wsnap_error *err)
-{
-	char *dir = NULL, *path = NULL, *buf = NULL, *line, *nl;
-	int rc;
-
-	memset(st, 0, sizeof(*st));
-	dir = wsnap_hydrate_state_dir(workspace);
-	if (!dir)
-		return 0;
-	path = wsnap_path_join(dir, STATE_FILE);
-	if (!path) {
-		free(dir);
-		wsnap_error_io(err, ENOMEM, workspace, "out of memory");
-		return -1;
-	}
-	rc = read_state_file(path, &buf, err);
-	if (rc <= 0)
-		goto out;
-	line = buf;
-	nl = strchr(line, '\n');
-	if (!nl || (size_t)(nl - line) != strlen(STATE_MAGIC) ||
-	    memcmp(line, STATE_MAGIC, strlen(STATE_MAGIC)) != 0)
-		goto bad;
-	for (line = nl + 1; *line; line = nl + 1) {
-		nl = strchr(line, '\n');
-		if (!nl)
-			goto bad;
-		*nl = '\0';
-		if (!parse_line(st, line))
-			goto bad;
-	}
-	if (!st->workspace || !st->archive || !st->lower || !st->upper ||
-	    !st->work || st->kind == WSNAP_OVERLAY_AUTO || !st->policy[0] ||
-	    strcmp(st->workspace, workspace) != 0)
-		goto bad;
-	st->dir = dir;
-	dir = NULL;
-	rc = 1;
-	goto out;
-bad:
-	wsnap_error_io(err, EINVAL, path,
-		       "state of a hydrated workspace makes no sense (remove "
-		       "it by hand once nothing is mounted)");
-	rc = -1;
-out:
-	if (rc != 1)
-		wsnap_hydrate_state_release(st);
-	free(buf);
-	free(path);
-	free(dir);
-	return rc;
 }
 
 /* ---- policy fingerprint, archive identity ---- */
@@ -504,6 +142,112 @@ bool wsnap_hydrate_archive_same(const struct wsnap_hydrate_archive_id *a,
 	       a->size == b->size && a->mtime_sec == b->mtime_sec &&
 	       a->mtime_nsec == b->mtime_nsec && a->ctime_sec == b->ctime_sec &&
 	       a->ctime_nsec == b->ctime_nsec;
+}
+
+/* ---- making what the state names ---- */
+
+/* mkdirat(dfd, name, 0700), then its identity, checked to be the
+ * caller's own directory (not one put there since). */
+static enum wsnap_status make_owned_dir(int dfd, const char *name,
+					const char *path, mode_t mode,
+					struct wsnap_fs_id *id, int *fdout,
+					struct wsnap_error *err)
+{
+	struct stat sb;
+	int fd;
+
+	if (mkdirat(dfd, name, mode) != 0)
+		return wsnap_error_io(err, errno, path,
+				      "cannot make directory");
+	fd = openat(dfd, name, WSNAP_HYDRATE_DIR_FLAGS);
+	if (fd < 0 || fstat(fd, &sb) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return wsnap_error_io(err, errno, path,
+				      "cannot make directory");
+	}
+	if (sb.st_uid != geteuid() || (sb.st_mode & (S_IWGRP | S_IWOTH))) {
+		close(fd);
+		return wsnap_error_io(err, EPERM, path,
+				      "cannot make directory (replaced while "
+				      "being made)");
+	}
+	wsnap_fs_id_set(id, &sb);
+	if (fdout)
+		*fdout = fd;
+	else
+		close(fd);
+	return WSNAP_OK;
+}
+
+/* Makes the directory path (absolute), its parent opened without
+ * following a symlink; its identity in *id. */
+static enum wsnap_status make_dir_nofollow(const char *path,
+					   struct wsnap_fs_id *id,
+					   struct wsnap_error *err)
+{
+	char *parent = wsnap_hydrate_parent(path);
+	enum wsnap_status s;
+	int pfd, e;
+
+	if (!parent)
+		return wsnap_error_io(err, ENOMEM, path, "out of memory");
+	e = wsnap_fs_open_dir_nofollow(parent, &pfd);
+	free(parent);
+	if (e)
+		return wsnap_error_io(err, e, path, "cannot make directory");
+	s = make_owned_dir(pfd, wsnap_hydrate_base(path), path, 0700, id, NULL,
+			   err);
+	close(pfd);
+	return s;
+}
+
+enum wsnap_status wsnap_hydrate_state_create(struct wsnap_hydrate_state *st,
+					     struct wsnap_error *err)
+{
+	enum wsnap_status s = make_dir_nofollow(st->dir, &st->dir_id, err);
+
+	st->dir_id_valid = s == WSNAP_OK;
+	return s;
+}
+
+enum wsnap_status wsnap_hydrate_make_in(const struct wsnap_hydrate_state *st,
+					const char *name, mode_t mode, int *fd,
+					struct wsnap_error *err)
+{
+	struct wsnap_fs_id id;
+	enum wsnap_status s;
+	int pfd, sfd;
+	char *path = wsnap_path_join(st->dir, name);
+
+	if (!path)
+		return wsnap_error_io(err, ENOMEM, st->dir, "out of memory");
+	s = wsnap_hydrate_dir_open_made(st, &pfd, &sfd, err);
+	if (s == WSNAP_OK) {
+		s = make_owned_dir(sfd, name, path, mode, &id, fd, err);
+		close(sfd);
+		close(pfd);
+	}
+	free(path);
+	return s;
+}
+
+enum wsnap_status wsnap_hydrate_make_work(struct wsnap_hydrate_state *st,
+					  struct wsnap_error *err)
+{
+	struct wsnap_fs_id id;
+	enum wsnap_status s;
+
+	if (wsnap_hydrate_work_inside(st))
+		return wsnap_hydrate_make_in(st, WSNAP_HYDRATE_WORK, 0700, NULL,
+					     err);
+	s = make_dir_nofollow(st->work, &id, err);
+	if (s != WSNAP_OK)
+		return s;
+	/* from here on the work directory is ours to remove */
+	st->work_id = id;
+	st->work_id_valid = true;
+	return wsnap_hydrate_state_save(st, err);
 }
 
 /* ---- mounting the overlay ---- */
@@ -640,97 +384,12 @@ enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
 
 /* ---- teardown ---- */
 
-/*
- * Removes the entry name of directory parent, a directory's contents first,
- * never following a symlink nor entering another filesystem than dev (a
- * mount below is EXDEV). A directory the owner cannot read (mode 000) is
- * made readable first. Returns 0 or an errno.
- */
-static int remove_at(int parent, const char *name, dev_t dev, unsigned depth)
+static enum wsnap_status stale_work(const struct wsnap_hydrate_state *st,
+				    struct wsnap_error *err)
 {
-	struct dirent *de;
-	struct stat sb;
-	bool again = true;
-	int fd, e = 0;
-	DIR *d;
-
-	if (fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : errno;
-	if (!S_ISDIR(sb.st_mode))
-		return unlinkat(parent, name, 0) != 0 && errno != ENOENT ? errno
-									 : 0;
-	if (sb.st_dev != dev)
-		return EXDEV; /* something is mounted there */
-	if (depth > REMOVE_MAX_DEPTH)
-		return ELOOP;
-	fd = openat(parent, name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 && errno == EACCES && fchmodat(parent, name, 0700, 0) == 0)
-		fd = openat(parent, name,
-			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	d = fdopendir(fd);
-	if (!d) {
-		e = errno;
-		close(fd);
-		return e;
-	}
-	/* entries removed while listing may hide others: list until none */
-	while (again && !e) {
-		again = false;
-		rewinddir(d);
-		errno = 0;
-		while (!e && (de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
-				continue;
-			e = remove_at(dirfd(d), de->d_name, dev, depth + 1);
-			again = true;
-		}
-		if (!e && errno)
-			e = errno;
-	}
-	closedir(d);
-	if (!e && unlinkat(parent, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
-		e = errno;
-	return e;
-}
-
-/* Removes the tree at path (absolute), which may be missing. */
-static enum wsnap_status remove_tree(const char *path, struct wsnap_error *err)
-{
-	char *copy = strdup(path), *slash;
-	struct stat sb;
-	int dfd, e;
-
-	if (!copy)
-		return wsnap_error_io(err, ENOMEM, path, "out of memory");
-	slash = strrchr(copy, '/');
-	if (!slash || !slash[1]) {
-		free(copy);
-		return wsnap_error_io(err, EINVAL, path, "cannot remove");
-	}
-	*slash = '\0';
-	dfd = open(slash == copy ? "/" : copy,
-		   O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0) {
-		e = errno;
-		free(copy);
-		if (e == ENOENT)
-			return WSNAP_OK;
-		return wsnap_error_io(err, e, path, "cannot remove");
-	}
-	e = 0;
-	if (fstatat(dfd, slash + 1, &sb, AT_SYMLINK_NOFOLLOW) == 0)
-		e = remove_at(dfd, slash + 1, sb.st_dev, 0);
-	else if (errno != ENOENT)
-		e = errno;
-	close(dfd);
-	free(copy);
-	if (e)
-		return wsnap_error_io(err, e, path, "cannot remove");
-	return WSNAP_OK;
+	return wsnap_error_io(err, 0, st->work,
+			      "untrusted state of a hydrated workspace (not "
+			      "the work directory hydrate made)");
 }
 
 /* Number of mounts at abs whose type is fstype; -1 with err set. */
@@ -792,48 +451,124 @@ static enum wsnap_status unmount_lower(const struct wsnap_hydrate_state *st,
 	}
 }
 
+/*
+ * The work directory outside the state directory, checked before anything
+ * changes: *wpfd is its parent when there is one to remove, -1 when it is
+ * missing or was never recorded as made (then it is not ours).
+ */
+static enum wsnap_status outside_work(const struct wsnap_hydrate_state *st,
+				      int *wpfd, struct wsnap_error *err)
+{
+	char *parent;
+	struct stat sb;
+	int fd, e;
+
+	*wpfd = -1;
+	if (wsnap_hydrate_work_inside(st))
+		return WSNAP_OK;
+	parent = wsnap_hydrate_parent(st->work);
+	if (!parent)
+		return wsnap_error_io(err, ENOMEM, st->work, "out of memory");
+	e = wsnap_fs_open_dir_nofollow(parent, &fd);
+	free(parent);
+	if (e == ENOENT)
+		return WSNAP_OK;
+	if (e)
+		return wsnap_error_io(err, e, st->work,
+				      "untrusted state of a hydrated "
+				      "workspace (cannot reach)");
+	if (fstatat(fd, wsnap_hydrate_base(st->work), &sb,
+		    AT_SYMLINK_NOFOLLOW) != 0) {
+		e = errno;
+		close(fd);
+		return e == ENOENT ? WSNAP_OK
+				   : wsnap_error_io(err, e, st->work,
+						    "cannot stat");
+	}
+	if (!st->work_id_valid) {
+		close(fd);
+		return WSNAP_OK;
+	}
+	if (!S_ISDIR(sb.st_mode) || !wsnap_fs_id_same(&sb, &st->work_id)) {
+		close(fd);
+		return stale_work(st, err);
+	}
+	*wpfd = fd;
+	return WSNAP_OK;
+}
+
+/* Removes what hydrate made in the trusted state directory sfd (parent
+ * pfd) and the work directory beside the upper one (parent wpfd, or -1). */
+static enum wsnap_status remove_made(const struct wsnap_hydrate_state *st,
+				     int pfd, int sfd, int wpfd,
+				     struct wsnap_error *err)
+{
+	static const char *const files[] = {WSNAP_HYDRATE_STATE_TMP,
+					    WSNAP_HYDRATE_STATE_FILE};
+	size_t i;
+	int e = 0;
+
+	if (wsnap_hydrate_work_inside(st))
+		e = wsnap_fs_remove_tree(sfd, WSNAP_HYDRATE_WORK,
+					 WSNAP_FS_REMOVE_CHMOD, NULL);
+	else if (wpfd >= 0)
+		e = wsnap_fs_remove_tree(wpfd, wsnap_hydrate_base(st->work),
+					 WSNAP_FS_REMOVE_CHMOD, &st->work_id);
+	if (e == ESTALE)
+		return stale_work(st, err);
+	if (e)
+		return wsnap_error_io(err, e, st->work, "cannot remove");
+	if (st->own_upper)
+		e = wsnap_fs_remove_tree(sfd, WSNAP_HYDRATE_UPPER,
+					 WSNAP_FS_REMOVE_CHMOD, NULL);
+	if (e)
+		return wsnap_error_io(err, e, st->upper, "cannot remove");
+	if (unlinkat(sfd, WSNAP_HYDRATE_LOWER, AT_REMOVEDIR) != 0 &&
+	    errno != ENOENT)
+		return wsnap_error_io(err, errno, st->lower, "cannot remove");
+	/* a leftover temporary state file first, the state file last */
+	for (i = 0; i < 2; i++)
+		if (unlinkat(sfd, files[i], 0) != 0 && errno != ENOENT)
+			return wsnap_error_io(err, errno, st->dir,
+					      "cannot remove the state in");
+	if (unlinkat(pfd, wsnap_hydrate_base(st->dir), AT_REMOVEDIR) != 0 &&
+	    errno != ENOENT)
+		return wsnap_error_io(err, errno, st->dir, "cannot remove");
+	return WSNAP_OK;
+}
+
 enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err)
 {
 	enum wsnap_status status;
-	char *path;
-	int n;
+	int pfd = -1, sfd = -1, wpfd = -1, n;
 
-	status = unmount_overlay(st, lazy, err);
+	/* every check first: a refusal changes nothing */
+	status = wsnap_hydrate_dir_open_made(st, &pfd, &sfd, err);
 	if (status != WSNAP_OK)
 		return status;
+	status = wsnap_hydrate_paths_ok(st, err) ? WSNAP_OK : WSNAP_IO;
+	if (status == WSNAP_OK)
+		status = outside_work(st, &wpfd, err);
+	if (status == WSNAP_OK)
+		status = unmount_overlay(st, lazy, err);
+	if (status != WSNAP_OK)
+		goto out;
 	n = count_mounts(st->lower, "fuse.wsnap", err);
 	if (n < 0)
-		return err->status;
-	if (n == 2)
-		return wsnap_error_io(err, 0, st->lower,
-				      "not a wsnap mount at");
-	if (n == 1) {
+		status = err->status;
+	else if (n == 2)
+		status = wsnap_error_io(err, 0, st->lower,
+					"not a wsnap mount at");
+	else if (n == 1)
 		status = unmount_lower(st, lazy, err);
-		if (status != WSNAP_OK)
-			return status;
-	}
-	status = remove_tree(st->work, err);
-	if (status == WSNAP_OK && st->own_upper)
-		status = remove_tree(st->upper, err);
-	if (status == WSNAP_OK && rmdir(st->lower) != 0 && errno != ENOENT)
-		status = wsnap_error_io(err, errno, st->lower, "cannot remove");
-	if (status != WSNAP_OK)
-		return status;
-	/* a leftover temporary state file first, the state file last */
-	for (n = 0; n < 2 && status == WSNAP_OK; n++) {
-		path = wsnap_path_join(st->dir,
-				       n == 0 ? STATE_TMP : STATE_FILE);
-		if (!path)
-			return wsnap_error_io(err, ENOMEM, st->dir,
-					      "out of memory");
-		if (unlink(path) != 0 && errno != ENOENT)
-			status = wsnap_error_io(err, errno, path,
-						"cannot remove");
-		free(path);
-	}
-	if (status == WSNAP_OK && rmdir(st->dir) != 0 && errno != ENOENT)
-		status = wsnap_error_io(err, errno, st->dir, "cannot remove");
+	if (status == WSNAP_OK)
+		status = remove_made(st, pfd, sfd, wpfd, err);
+out:
+	if (wpfd >= 0)
+		close(wpfd);
+	close(sfd);
+	close(pfd);
 	return status;
 }
 

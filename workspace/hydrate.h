@@ -14,7 +14,8 @@
  *
  * The work directory must be on the upper directory's filesystem: with
  * --upper DIR on another filesystem than the state directory it is DIR's
- * sibling '.<name of DIR>.wsnap-work' instead.
+ * sibling '.<name of DIR>.wsnap-work' instead, recorded in the state with
+ * its device and inode once hydrate made it.
  *
  * The state file holds one 'key value' line per fact, values
  * percent-encoded (any byte of a path survives): the workspace, the
@@ -23,22 +24,40 @@
  * directories, and whether the upper directory is ours (made by hydrate,
  * removed by unmount) or the user's (kept).
  *
+ * Trust (policy.md section 11): the state is hostile input. It is read,
+ * and acted on, only when the state directory is reached without
+ * following a symlink, is a directory owned by the caller and not
+ * writable by group or others, and its file is a regular file of the
+ * caller's that parses whole (bounded sizes, every key once, numbers in
+ * range). Every path it names must be one hydrate makes for that
+ * workspace: lower, work and a fresh upper directory inside the state
+ * directory, or the work directory beside --upper DIR with the identity
+ * it had when made (a changed one is refused; one without an identity is
+ * left alone). Anything else is refused before anything changes.
+ *
  * Invariants:
  *  - the state file exists before anything is mounted and goes last, so a
  *    hydrate or an unmount cut short leaves state that 'wsnap unmount'
  *    finishes taking down;
  *  - unmount takes the overlay down first, then the snapshot, then the
  *    state; a busy overlay is refused before anything changes;
- *  - removal never follows a symlink nor crosses into another mount.
+ *  - removal never follows a symlink nor crosses into another mount, and
+ *    acts on names relative to directories opened without following a
+ *    symlink (fsutil.h);
+ *  - a failed hydrate removes only what it made: the state directory is
+ *    acted in only when its identity is the one mkdir gave, the outside
+ *    work directory only once it was made by this run.
  */
 #ifndef WSNAP_HYDRATE_H
 #define WSNAP_HYDRATE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "diff.h"
 #include "error.h"
+#include "fsutil.h"
 #include "index.h"
 #include "policy.h"
 #include "upper.h"
@@ -75,6 +94,12 @@ struct wsnap_hydrate_state {
 	char *upper;
 	char *work;
 	bool own_upper; /* made by hydrate: removed by unmount */
+	/* the work directory outside the state directory, as made */
+	bool work_id_valid;
+	struct wsnap_fs_id work_id;
+	/* the state directory as opened (not saved: found again each time) */
+	bool dir_id_valid;
+	struct wsnap_fs_id dir_id;
 };
 
 /* Frees what st holds; st may be reused after. */
@@ -88,14 +113,48 @@ void wsnap_hydrate_state_release(struct wsnap_hydrate_state *st);
 char *wsnap_hydrate_state_dir(const char *workspace);
 
 /*
- * Reads the state of the workspace (absolute, resolved path) into *st.
- * Returns 1 when it has state, 0 when it has none (not hydrated), -1 with
- * err set when the state exists but cannot be read or makes no sense.
+ * The work directory beside an upper directory "DIR/NAME" (absolute):
+ * "DIR/.NAME.wsnap-work", malloc'd; NULL when out of memory or when upper
+ * is "/".
+ */
+char *wsnap_hydrate_work_sibling(const char *upper);
+
+/*
+ * Makes the state directory st->dir (mode 0700) and records its identity
+ * in st. Errors: WSNAP_IO (EEXIST when anything is there; EPERM when what
+ * is there once made is not the caller's own directory).
+ */
+enum wsnap_status wsnap_hydrate_state_create(struct wsnap_hydrate_state *st,
+					     struct wsnap_error *err);
+
+/*
+ * Makes the directory name (mode, less the umask) in the state directory
+ * st made (st->dir_id), and opens it into *fd unless fd is NULL (the
+ * caller closes it). Errors: WSNAP_IO.
+ */
+enum wsnap_status wsnap_hydrate_make_in(const struct wsnap_hydrate_state *st,
+					const char *name, mode_t mode, int *fd,
+					struct wsnap_error *err);
+
+/*
+ * Makes the work directory st->work (mode 0700). Outside the state
+ * directory, records its identity in st and saves the state again. Errors:
+ * WSNAP_IO (EEXIST when anything is there: it is not ours).
+ */
+enum wsnap_status wsnap_hydrate_make_work(struct wsnap_hydrate_state *st,
+					  struct wsnap_error *err);
+
+/*
+ * Reads the state of the workspace (absolute, resolved path) into *st,
+ * under the trust rules above. Returns 1 when it has state, 0 when it has
+ * none (not hydrated), -1 with err set (WSNAP_IO) when the state exists
+ * but is not trusted, cannot be read or makes no sense.
  */
 int wsnap_hydrate_state_load(struct wsnap_hydrate_state *st,
 			     const char *workspace, struct wsnap_error *err);
 
-/* Writes st's state file atomically (temporary file + rename). */
+/* Writes st's state file atomically (temporary file + rename) into the
+ * state directory, which must be the one st->dir_id identifies. */
 enum wsnap_status wsnap_hydrate_state_save(const struct wsnap_hydrate_state *st,
 					   struct wsnap_error *err);
 
@@ -135,8 +194,9 @@ enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
  * directory. Mounts whose daemon died are cleared. Without lazy a busy
  * mount is refused (WSNAP_IO, errnum EBUSY) and nothing after it is done;
  * with lazy mounts are detached. A mount of another type on top of the
- * workspace is refused. The state directory stays until everything before
- * it is done, so a later call finishes the job.
+ * workspace is refused, and so is, before anything changes, a state that
+ * breaks the trust rules above. The state directory stays until
+ * everything before it is done, so a later call finishes the job.
  */
 enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err);

@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 /* Keeps the last non-empty line of a stream fed in pieces. */
 struct last_line {
 	char *out; /* the last complete non-empty line */
@@ -76,10 +78,9 @@ int wsnap_run(char *const argv[], char *msg, size_t cap,
 		_exit(127);
 	}
 	close(fds[1]);
-	while ((n = read(fds[0], buf, sizeof(buf))) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
+	for (;;) {
+		WSNAP_RETRY_EINTR(n, read(fds[0], buf, sizeof(buf)));
+		if (n <= 0)
 			break;
 		if (cap)
 			last_line_feed(&ll, buf, (size_t)n);
@@ -87,8 +88,7 @@ int wsnap_run(char *const argv[], char *msg, size_t cap,
 	if (cap)
 		last_line_feed(&ll, "\n", 1);
 	close(fds[0]);
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
+	wsnap_waitpid(pid, &wstatus);
 	if (WIFSIGNALED(wstatus))
 		return 128 + WTERMSIG(wstatus);
 	return WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : 127;

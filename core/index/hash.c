@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fsutil.h"
+
 #define ROTL64(x, b) (uint64_t)(((x) << (b)) | ((x) >> (64 - (b))))
 
 static void sip_round(struct wsnap_hasher *s)
@@ -113,9 +115,7 @@ void wsnap_hash_key_init(struct wsnap_hash_key *key)
 	uint64_t buf[2] = {0, 0};
 	ssize_t n;
 
-	do
-		n = getrandom(buf, sizeof(buf), GRND_NONBLOCK);
-	while (n < 0 && errno == EINTR);
+	WSNAP_RETRY_EINTR(n, getrandom(buf, sizeof(buf), GRND_NONBLOCK));
 	if (n == (ssize_t)sizeof(buf)) {
 		key->k0 = buf[0];
 		key->k1 = buf[1];

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fsutil.h"
 #include "policy.h"
 
 struct sort_ent {
@@ -568,20 +569,12 @@ int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
  * or -errno. */
 static int read_exact(int fd, char *buf, size_t len, int64_t off)
 {
-	while (len) {
-		ssize_t r = pread(fd, buf, len, (off_t)off);
+	size_t got;
+	int e = wsnap_pread_full(fd, buf, len, (uint64_t)off, &got);
 
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0)
-			return -errno;
-		if (r == 0)
-			return -EIO;
-		buf += r;
-		len -= (size_t)r;
-		off += r;
-	}
-	return 0;
+	if (e)
+		return -e;
+	return got < len ? -EIO : 0;
 }
 
 ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
