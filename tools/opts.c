@@ -125,61 +125,6 @@ int wsnap_opts_rest(const char *cmd, struct wsnap_policy *p, int opt,
 		return 1;
 	return r < 0 ? WSNAP_USAGE : wsnap_opts_bad_option(cmd, '?', argv);
 }
-int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
-			    unsigned flags, const char *operand_names,
-			    void (*help)(void))
-{
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"json", no_argument, NULL, WSNAP_OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *cmd = argv[0];
-	int c, r, want = 1;
-	const char *p;
-
-	memset(cl, 0, sizeof(*cl));
-	wsnap_policy_init(&cl->policy);
-	/* --json anywhere makes usage errors JSON too, even before it */
-	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
-		if (strcmp(argv[c], "--json") == 0)
-			wsnap_opts_usage_json(true);
-	for (p = operand_names; *p; p++)
-		want += *p == ' ';
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			help();
-			return 0;
-		}
-		if (c == WSNAP_OPT_JSON) {
-			cl->json = true;
-			continue;
-		}
-		if (c == 'v' && (flags & WSNAP_CMDLINE_VERBOSE)) {
-			cl->verbose = true;
-			continue;
-		}
-		if (c == 'v') {
-			/* -v of another command: unknown here */
-			optopt = 'v';
-			c = '?';
-		}
-		r = wsnap_opts_rest(cmd, &cl->policy, c, optarg, argv);
-		if (r != 1)
-			return r;
-	}
-	cl->operands = argv + optind;
-	cl->noperands = argc - optind;
-	if (cl->noperands > want)
-		return wsnap_usage_error(cmd, "too many arguments");
-	if (cl->noperands < want)
-		return wsnap_usage_error(cmd, "missing %s", operand_names);
-	return -1;
-}
-
 enum number_kind {
 	NUMBER_COUNT, /* a plain whole number */
 	NUMBER_BYTES, /* with K/M/G/T/P suffixes, or 'unlimited' */
@@ -342,6 +287,97 @@ int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
 	}
 	return -1;
 }
+
+/* A configured path's status (the policy's setters): 0, or the exit code
+ * after the error was reported. */
+static int policy_result(const char *cmd, enum wsnap_status st,
+			 const struct wsnap_error *err)
+{
+	char reason[WSNAP_ESCAPE_CAP(256)];
+
+	if (st == WSNAP_OK)
+		return 0;
+	if (st != WSNAP_USAGE)
+		return wsnap_report(err, usage_json);
+	wsnap_escape_bare(reason, err->reason, strnlen(err->reason, 256));
+	return wsnap_usage_error(cmd, "%s", reason);
+}
+
+static int policy_skip(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(cmd, wsnap_policy_add_skip(policy, arg, &err),
+			     &err);
+}
+
+static int policy_root_name(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(cmd, wsnap_policy_set_root_name(policy, arg, &err),
+			     &err);
+}
+
+static int policy_reject_path(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(
+		cmd, wsnap_policy_add_reject_path(policy, arg, &err), &err);
+}
+
+static int policy_reject_symlink(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(
+		cmd, wsnap_policy_add_reject_symlink(policy, arg, &err), &err);
+}
+
+/*
+ * The callbacks' target is the whole policy (offset 0). Ranges: inos are
+ * 32-bit, so at most 2^32 - 2 members; no path or depth can exceed what the
+ * reader accepts for one member's headers.
+ */
+#define P struct wsnap_policy
+/* clang-format off */
+const struct wsnap_option wsnap_policy_options[] = {
+	WSNAP_OPT_GROUP("policy options (all repeatable ones may be given "
+			"many times):"),
+	WSNAP_OPT_BOOL(0, "allow-external-symlinks", P, allow_external_symlinks,
+		       "accept symlinks whose targets leave the snapshot"),
+	WSNAP_OPT_BOOL(0, "no-symlinks", P, no_symlinks,
+		       "reject every symlink member"),
+	WSNAP_OPT_CALLBACK(0, "skip", "P", 0, policy_skip,
+			   "ignore members within P entirely"),
+	WSNAP_OPT_CALLBACK(0, "root-name", "R", 0, policy_root_name,
+			   "--skip also matches below a first component R"),
+	WSNAP_OPT_CALLBACK(0, "reject-path", "R", 0, policy_reject_path,
+			   "reject members overlapping protected path R"),
+	WSNAP_OPT_CALLBACK(0, "reject-symlink", "P", 0,
+			   policy_reject_symlink,
+			   "reject a symlink member at exactly P"),
+	WSNAP_OPT_NUMBER(0, "max-members", "N", P, max_members,
+			 UINT32_MAX - 1, 0, "most non-root members (2000000)"),
+	WSNAP_OPT_NUMBER(0, "max-total-size", "BYTES", P, max_total_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most bytes of all files together (64G)"),
+	WSNAP_OPT_NUMBER(0, "max-file-size", "BYTES", P, max_file_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most bytes of one file (unlimited)"),
+	WSNAP_OPT_NUMBER(0, "max-path-length", "BYTES", P, max_path_length,
+			 WSNAP_READER_MAX_HEADER_BYTES, 0,
+			 "longest path (4096)"),
+	WSNAP_OPT_NUMBER(0, "max-depth", "N", P, max_depth,
+			 WSNAP_READER_MAX_HEADER_BYTES / 2, 0,
+			 "most path components (256)"),
+	WSNAP_OPT_NOTE("BYTES: a number with an optional K, M, G, T or P "
+		       "suffix (powers of 1024), or 'unlimited'."),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef P
 
 /* Hints for rejections that an option would let through (cli.md). */
 struct hint {

@@ -15,6 +15,7 @@
 
 #include "error.h"
 #include "index.h"
+#include "parse_options.h"
 #include "policy.h"
 
 enum wsnap_policy_opt {
@@ -56,6 +57,18 @@ enum wsnap_policy_opt {
 	{                                                                      \
 		"max-depth", required_argument, NULL, WSNAP_OPT_MAX_DEPTH      \
 	}
+
+/*
+ * The policy options of policy.md section 6, a table whose base is a
+ * struct wsnap_policy (initialized by the caller): every subcommand that
+ * reads an archive includes it, with WSNAP_OPT_POLICY.
+ */
+extern const struct wsnap_option wsnap_policy_options[];
+
+/* The policy options in a table of T, into its struct wsnap_policy field. */
+#define WSNAP_OPT_POLICY(T, field)                                             \
+	WSNAP_OPT_INCLUDE("POLICY", wsnap_policy_options, T, field,            \
+			  struct wsnap_policy)
 
 /* Help text lines for the policy options (for each subcommand's --help). */
 extern const char wsnap_policy_help[];
@@ -100,40 +113,11 @@ int wsnap_opts_rest(const char *cmd, struct wsnap_policy *p, int opt,
 		    const char *arg, char *const argv[]);
 
 /*
- * The command line of a subcommand of the form
- *	wsnap CMD [POLICY] [--json] [-v] OPERAND...
- * (check, ls): wsnap_opts_parse_simple() fills it.
- */
-struct wsnap_cmdline {
-	struct wsnap_policy policy; /* initialized by the parser; the caller
-				       releases it in every case */
-	bool json;
-	bool verbose;
-	char **operands; /* into argv */
-	int noperands;
-};
-
-enum wsnap_cmdline_flags {
-	WSNAP_CMDLINE_VERBOSE = 1 << 0, /* accepts -v, --verbose */
-};
-
-/*
- * Parses argv (argv[0] is the subcommand name) with the policy options,
- * --json, -h/--help (calls help()) and, with WSNAP_CMDLINE_VERBOSE, -v.
- * operand_names names the operands expected, space-separated ("ARCHIVE"),
- * for the message when some are missing. Returns -1 when the command should
- * run, else the exit code to return at once: 0 after --help, 2 after a
- * usage error (already reported).
- */
-int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
-			    unsigned flags, const char *operand_names,
-			    void (*help)(void));
-
-/*
  * With on, usage errors (wsnap_usage_error, wsnap_opts_bad_option, bad
- * policy option values) also print {"ok":false,"error":"usage",
- * "message":"..."} on stdout (cli.md). wsnap_opts_parse_simple turns it on
- * when --json is anywhere on the command line.
+ * policy option values, and so those of wsnap_options_parse) also print
+ * {"ok":false,"error":"usage","message":"..."} on stdout (cli.md).
+ * wsnap_options_parse turns it on when a command's --json
+ * (WSNAP_OPTION_JSON) is anywhere on its command line.
  */
 void wsnap_opts_usage_json(bool on);
 

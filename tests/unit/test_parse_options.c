@@ -532,6 +532,36 @@ static void test_parse_options_help_lists_every_option(void **state)
 	free(text);
 }
 
+/* The policy group, as every archive-reading subcommand shows it. */
+static void test_parse_options_help_policy_group(void **state)
+{
+	struct policy_cmd {
+		struct wsnap_policy policy;
+	};
+	static const struct wsnap_option options[] = {
+		WSNAP_OPT_POLICY(struct policy_cmd, policy),
+		WSNAP_OPT_END(),
+	};
+	static const struct wsnap_cmd_usage u = {
+		.name = "p",
+		.operands = "ARCHIVE",
+		.description = "d",
+		.exit_status = "0",
+		.options = options,
+	};
+	char *text = help_text(&u);
+
+	assert_true(strncmp(text, "usage: wsnap p [POLICY] ARCHIVE\n", 32) ==
+		    0);
+	expect_all_listed(options, text);
+	expect_fits(text);
+	/* one column for all: the longest name and two spaces */
+	assert_non_null(strstr(text, "\n  --allow-external-symlinks  accept "));
+	assert_non_null(strstr(text, "\n  --skip P                   ignore "));
+	assert_non_null(strstr(text, "\n  -h, --help                 show "));
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -546,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_parse_options_callback),
 		cmocka_unit_test(test_parse_options_json_usage_errors),
 		cmocka_unit_test(test_parse_options_help_lists_every_option),
+		cmocka_unit_test(test_parse_options_help_policy_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
