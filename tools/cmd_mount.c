@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <dirent.h>
 #include <limits.h>
 #include <malloc.h>
@@ -45,10 +44,6 @@
  * WSNAP_FS_READY). */
 #define MOUNT_FAILED 'E'
 
-enum {
-	OPT_FOREGROUND = WSNAP_OPT_FIRST_PRIVATE,
-};
-
 struct mount_args {
 	struct wsnap_policy policy;
 	bool foreground;
@@ -58,37 +53,42 @@ struct mount_args {
 	char *fuse_opts; /* the other -o options, comma-joined, owned */
 	size_t fuse_opts_len;
 	size_t fuse_opts_cap;
+	struct wsnap_option_list o; /* the -o arguments */
 	const char *archive;
 	const char *mountpoint;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: wsnap mount [POLICY] [-f] [-o OPT[,OPT...]] ARCHIVE "
-		"MOUNTPOINT\n\n"
+#define T struct mount_args
+/* clang-format off */
+static const struct wsnap_option mount_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_BOOL('f', "foreground", T, foreground,
+		       "stay in the foreground until unmounted (Ctrl-C "
+		       "unmounts)"),
+	WSNAP_OPT_LIST('o', NULL, "OPT[,OPT...]", T, o,
+		       "FUSE mount options (allow_other, ...), and:\n"
+		       "  uid=N, gid=N   presented owner (default: the "
+		       "caller)\n"
+		       "  cache_dir=DIR  where a compressed archive's data is "
+		       "unpacked (default $TMPDIR or /tmp)"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage mount_usage = {
+	.name = "mount",
+	.operands = "ARCHIVE MOUNTPOINT",
+	.description =
 		"Validates ARCHIVE and mounts it read-only at MOUNTPOINT (an "
-		"empty directory)\nwith FUSE. Returns once the mount answers; "
-		"the filesystem daemon stays in\nthe background until 'wsnap "
-		"unmount MOUNTPOINT'. Writes fail with EROFS.\n\n"
-		"  -f, --foreground  stay in the foreground until unmounted "
-		"(Ctrl-C unmounts)\n"
-		"  -o OPT[,OPT...]   FUSE mount options (allow_other, ...), "
-		"and:\n"
-		"                      uid=N, gid=N   presented owner "
-		"(default: "
-		"the caller)\n"
-		"                      cache_dir=DIR  where a compressed "
-		"archive's data is\n"
-		"                                     unpacked (default "
-		"$TMPDIR "
-		"or /tmp)\n"
-		"  -h, --help        this help\n\n"
-		"%s\n"
-		"exit status: 0 mounted, 2 usage, 3 archive rejected, 4 I/O "
-		"error or mount failure\n",
-		wsnap_policy_help);
-}
+		"empty directory) with FUSE. Returns once the mount answers; "
+		"the filesystem daemon stays in the background until 'wsnap "
+		"unmount MOUNTPOINT'. Writes fail with EROFS.",
+	.exit_status =
+		"0 mounted, 2 usage, 3 archive rejected, 4 I/O error or mount "
+		"failure",
+	.options = mount_options,
+};
+/* clang-format on */
+#undef T
 
 /* Strict decimal id: digits only, no sign, fits in 32 bits. */
 static int parse_id(const char *s, unsigned *out)
@@ -200,45 +200,25 @@ static int parse_o(struct mount_args *a, const char *arg)
 	return 0;
 }
 
+/* Returns 0 to go on, -1 after --help, else the exit code. */
 static int parse_args(struct mount_args *a, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"foreground", no_argument, NULL, OPT_FOREGROUND},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, rc;
+	size_t i;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":fo:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-		case OPT_FOREGROUND:
-			a->foreground = true;
-			break;
-		case 'o':
-			rc = parse_o(a, optarg);
-			if (rc)
-				return rc;
-			break;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			usage(stdout);
-			return -1;
-		default:
-			rc = wsnap_opts_rest("mount", &a->policy, opt, optarg,
-					     argv);
-			if (rc != 1)
-				return rc;
-		}
+	rc = wsnap_options_parse(&mount_usage, a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
+		return rc ? rc : -1;
+	for (i = 0; i < a->o.count; i++) {
+		rc = parse_o(a, a->o.items[i]);
+		if (rc)
+			return rc;
 	}
-	if (argc - optind != 2)
+	if (argc != 2)
 		return wsnap_usage_error("mount",
 					 "want ARCHIVE and MOUNTPOINT");
-	a->archive = argv[optind];
-	a->mountpoint = argv[optind + 1];
+	a->archive = argv[0];
+	a->mountpoint = argv[1];
 	return 0;
 }
 
@@ -500,6 +480,7 @@ out:
 	free(mountpoint);
 	free(a.cache_dir);
 	free(a.fuse_opts);
+	wsnap_option_list_release(&a.o);
 	wsnap_policy_release(&a.policy);
 	return rc;
 }
