@@ -5,44 +5,24 @@
  * exit 2), the mountpoint (exit 4), the archive validated whole and its
  * index built with data kept (exit 3 or 4), and only then the mount.
  *
- * Without -f the command returns only once the mount answers:
- *
- *   wsnap (parent)  --fork-->  child: mount, fuse_daemonize()
- *        |                        |   exits 0 once the daemon is detached
- *        |                        '--> daemon: loop; INIT answered ->
- *        '<------- readiness pipe ----------  'R'   (or 'E' + the error)
- *
- * The parent exits 0 after 'R', with the child's error after 'E', and
- * with an error of its own when the pipe closes with neither. The daemon
- * holds the archive's descriptor (or its spill file), so the archive may
- * be deleted once mounted.
+ * Without -f the command returns only once the mount answers: the
+ * filesystem daemon is forked and waited for by wsnap_mount_background
+ * (workspace/snapshot.c, shared with hydrate). The daemon holds the
+ * archive's descriptor (or its spill file), so the archive may be deleted
+ * once mounted.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <dirent.h>
-#include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "fs.h"
-#include "mounts.h"
 #include "opts.h"
-
-/* Options added around the user's: read-only, permissions enforced by the
- * kernel from the presented modes, and the type 'fuse.wsnap' by which
- * 'wsnap unmount' recognizes its mounts (last: they win). */
-#define MOUNT_OPTS_FIRST "fsname=wsnap"
-#define MOUNT_OPTS_LAST	 "ro,default_permissions,subtype=wsnap"
-
-/* Tag of a failure report on the readiness pipe (success is
- * WSNAP_FS_READY). */
-#define MOUNT_FAILED 'E'
+#include "snapshot.h"
 
 struct mount_args {
 	struct wsnap_policy policy;
@@ -265,154 +245,6 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	return WSNAP_OK;
 }
 
-/* Reads exactly len bytes unless the pipe ends first; returns bytes read. */
-static size_t read_full(int fd, void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = read(fd, (char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		done += (size_t)n;
-	}
-	return done;
-}
-
-static void write_full(int fd, const void *buf, size_t len)
-{
-	size_t done = 0;
-
-	while (done < len) {
-		ssize_t n = write(fd, (const char *)buf + done, len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return; /* the parent is gone: nobody to tell */
-		done += (size_t)n;
-	}
-}
-
-/* The forked child: mount and serve; never returns. */
-static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
-			const char *mountpoint, int ready_fd)
-{
-	static struct wsnap_error err; /* large: not on the stack */
-	enum wsnap_status status;
-	char tag = MOUNT_FAILED;
-
-	fs->ready_fd = ready_fd;
-	status = wsnap_fs_serve(se, fs, mountpoint, false, &err);
-	if (fs->ready_fd >= 0) {
-		/* never got to INIT: tell the parent why */
-		if (status != WSNAP_OK) {
-			write_full(fs->ready_fd, &tag, 1);
-			write_full(fs->ready_fd, &err, sizeof(err));
-		}
-		close(fs->ready_fd);
-	}
-	wsnap_index_free((struct wsnap_index *)fs->idx);
-	_exit(status == WSNAP_OK ? 0 : (int)status);
-}
-
-/*
- * Forks the mounting child and waits for its word on the readiness pipe.
- * se is handed to the child (and destroyed here in the parent).
- */
-static enum wsnap_status mount_background(struct fuse_session *se,
-					  struct wsnap_fs *fs,
-					  const char *mountpoint,
-					  struct wsnap_error *err)
-{
-	enum wsnap_status status;
-	int fds[2], wstatus;
-	char tag = 0;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		fuse_session_destroy(se);
-		return wsnap_error_io(err, errno, mountpoint,
-				      "cannot create a pipe");
-	}
-	fflush(stdout);
-	fflush(stderr);
-	/*
-	 * The daemon starts as a copy of this process: hand back what the
-	 * validation pass freed first, so that it starts (and its resident
-	 * high-water mark starts) with little more than the index.
-	 */
-	malloc_trim(0);
-	pid = fork();
-	if (pid < 0) {
-		status = wsnap_error_io(err, errno, mountpoint,
-					"cannot fork the filesystem daemon");
-		close(fds[0]);
-		close(fds[1]);
-		fuse_session_destroy(se);
-		return status;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		mount_child(se, fs, mountpoint, fds[1]);
-	}
-	close(fds[1]);
-	fuse_session_destroy(se);
-	if (read_full(fds[0], &tag, 1) == 1 && tag == WSNAP_FS_READY)
-		status = WSNAP_OK;
-	else if (tag == MOUNT_FAILED &&
-		 read_full(fds[0], err, sizeof(*err)) == sizeof(*err) &&
-		 err->status != WSNAP_OK)
-		status = err->status;
-	else
-		status = wsnap_error_io(err, 0, mountpoint,
-					"the filesystem daemon exited before "
-					"the mount was ready");
-	close(fds[0]);
-	/* the child itself exits as soon as the daemon is detached */
-	while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-		;
-	return status;
-}
-
-/* The libfuse arguments of a snapshot mount: ours around the user's
- * options (may be NULL). Returns 0, or -1 when out of memory. */
-static int session_args(struct fuse_args *fargs, const char *fuse_opts)
-{
-	if (fuse_opt_add_arg(fargs, "wsnap") != 0 ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_FIRST) != 0 ||
-	    (fuse_opts && (fuse_opt_add_arg(fargs, "-o") != 0 ||
-			   fuse_opt_add_arg(fargs, fuse_opts) != 0)) ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_LAST) != 0)
-		return -1;
-	return 0;
-}
-
-enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
-				       const char *mountpoint,
-				       struct wsnap_error *err)
-{
-	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_session *se = NULL;
-	enum wsnap_status status;
-	struct wsnap_fs fs;
-
-	wsnap_fs_init(&fs, idx, getuid(), getgid());
-	if (session_args(&fargs, NULL) != 0)
-		status = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-	else
-		status = wsnap_fs_session_new(&se, &fs, &fargs, err);
-	if (status == WSNAP_OK)
-		status = mount_background(se, &fs, mountpoint, err);
-	fuse_opt_free_args(&fargs);
-	return status;
-}
-
 int wsnap_cmd_mount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -434,7 +266,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
-	if (session_args(&fargs, a.fuse_opts) != 0) {
+	if (wsnap_mount_fuse_args(&fargs, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
 		goto report;
 	}
@@ -463,7 +295,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	if (a.foreground) {
 		status = wsnap_fs_serve(se, &fs, mountpoint, true, &err);
 	} else {
-		status = mount_background(se, &fs, mountpoint, &err);
+		status = wsnap_mount_background(se, &fs, mountpoint, &err);
 	}
 	se = NULL; /* destroyed by both */
 
