@@ -26,8 +26,9 @@ struct strip_args {
 /* clang-format off */
 static const struct wsnap_option strip_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_STRING(0, "prefix", "P", T, prefix,
-			 "the prefix to strip (required, not empty)"),
+	WSNAP_OPT_STRING_FLAGS(0, "prefix", "P", T, prefix,
+			       WSNAP_OPTION_REQUIRED,
+			       "the prefix to strip (required, not empty)"),
 	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
 		       "print a summary line on stderr"),
 	WSNAP_OPT_END(),
@@ -186,10 +187,6 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		rc = wsnap_usage_error("strip-prefix",
 				       argc > 2 ? "too many arguments"
 						: "missing IN OUT");
-		goto out;
-	}
-	if (!a.prefix) {
-		rc = wsnap_usage_error("strip-prefix", "--prefix is required");
 		goto out;
 	}
 	{

@@ -311,6 +311,29 @@ static const char *json_option(const struct wsnap_option *t)
 	return NULL;
 }
 
+/* Reports the first WSNAP_OPTION_REQUIRED option of t (targets at base)
+ * that was not given; WSNAP_OPTIONS_RUN when there is none. */
+static int check_required(const char *cmd, const struct wsnap_option *t,
+			  char *base)
+{
+	char label[64];
+	int rc;
+
+	for (; t->kind != WSNAP_OPTION_END; t++) {
+		if (t->kind == WSNAP_OPTION_INCLUDE) {
+			rc = check_required(cmd, t->table, base + t->offset);
+			if (rc != WSNAP_OPTIONS_RUN)
+				return rc;
+		} else if (t->kind == WSNAP_OPTION_STRING &&
+			   (t->flags & WSNAP_OPTION_REQUIRED) &&
+			   !*(const char **)(base + t->offset)) {
+			option_label(t, label, sizeof(label));
+			return wsnap_usage_error(cmd, "%s is required", label);
+		}
+	}
+	return WSNAP_OPTIONS_RUN;
+}
+
 int wsnap_options_parse(const struct wsnap_cmd_usage *u, void *base, int *argc,
 			char **argv)
 {
@@ -342,7 +365,7 @@ int wsnap_options_parse(const struct wsnap_cmd_usage *u, void *base, int *argc,
 	}
 	argv[n] = NULL;
 	*argc = n;
-	return WSNAP_OPTIONS_RUN;
+	return check_required(u->name, u->options, base);
 }
 
 /*
@@ -514,7 +537,7 @@ static void put_usage_word(FILE *f, const char *word, size_t len, size_t indent,
 static void put_usage(const struct wsnap_cmd_usage *u, FILE *f)
 {
 	const struct wsnap_option *o;
-	const char *p = u->operands, *arg;
+	const char *p = u->operands, *arg, *open, *close;
 	char word[160];
 	size_t indent, col, len;
 	int n;
@@ -524,14 +547,17 @@ static void put_usage(const struct wsnap_cmd_usage *u, FILE *f)
 	indent = col + 1;
 	for (o = u->options; o->kind != WSNAP_OPTION_END; o++) {
 		arg = o->arg_name ? o->arg_name : "";
+		open = o->flags & WSNAP_OPTION_REQUIRED ? "" : "[";
+		close = *open ? "]" : "";
 		if (o->kind == WSNAP_OPTION_INCLUDE)
 			n = snprintf(word, sizeof(word), "[%s]", arg);
 		else if (is_option(o) && o->short_name)
-			n = snprintf(word, sizeof(word), "[-%c%s%s]",
-				     o->short_name, *arg ? " " : "", arg);
+			n = snprintf(word, sizeof(word), "%s-%c%s%s%s", open,
+				     o->short_name, *arg ? " " : "", arg,
+				     close);
 		else if (is_option(o))
-			n = snprintf(word, sizeof(word), "[--%s%s%s]",
-				     o->long_name, *arg ? " " : "", arg);
+			n = snprintf(word, sizeof(word), "%s--%s%s%s%s", open,
+				     o->long_name, *arg ? " " : "", arg, close);
 		else
 			continue;
 		if (n > 0)

@@ -49,6 +49,9 @@ enum wsnap_option_flags {
 	/* BOOL: given anywhere before '--', usage errors also go to stdout as
 	 * JSON (wsnap_opts_usage_json), those of the parser included */
 	WSNAP_OPTION_JSON = 1 << 1,
+	/* STRING: must be given (its target starts NULL); shown without
+	 * brackets in the usage line */
+	WSNAP_OPTION_REQUIRED = 1 << 2,
 };
 
 struct wsnap_option {
@@ -122,9 +125,11 @@ void wsnap_option_list_release(struct wsnap_option_list *l);
 		.offset = WSNAP_OPTION_TARGET(T, field, bool),                 \
 	}
 #define WSNAP_OPT_STRING(s, l, a, T, field, h)                                 \
+	WSNAP_OPT_STRING_FLAGS(s, l, a, T, field, 0, h)
+#define WSNAP_OPT_STRING_FLAGS(s, l, a, T, field, fl, h)                       \
 	{                                                                      \
 		.kind = WSNAP_OPTION_STRING, .short_name = (s),                \
-		.long_name = (l), .arg_name = (a), .help = (h),                \
+		.long_name = (l), .arg_name = (a), .help = (h), .flags = (fl), \
 		.offset = WSNAP_OPTION_TARGET(T, field, const char *),         \
 	}
 #define WSNAP_OPT_LIST(s, l, a, T, field, h)                                   \
@@ -170,7 +175,8 @@ struct wsnap_cmd_usage {
  * defaults. Returns WSNAP_OPTIONS_RUN with the operands moved to argv[0 ..
  * *argc), in their order (argv[*argc] is then NULL); else the exit code to
  * return at once: 0 after --help (printed on stdout), 2 after a usage error
- * (reported), 4 when out of memory (reported). What a callback or a LIST
+ * (reported; also when a WSNAP_OPTION_REQUIRED option is missing: '--x is
+ * required'), 4 when out of memory (reported). What a callback or a LIST
  * took is in base either way (the caller releases it).
  */
 int wsnap_options_parse(const struct wsnap_cmd_usage *u, void *base, int *argc,

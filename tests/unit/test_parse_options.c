@@ -3,7 +3,8 @@
  * and ambiguous options, missing and unwanted arguments, '--opt=value' and
  * '--opt value', bundled short flags, repeated list options, numbers at
  * and past their bounds, operands ('-', '--', mixed with options),
- * callbacks, included tables, and the --help generated from the table.
+ * callbacks, included tables, required options, and the --help generated
+ * from the table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -562,6 +563,48 @@ static void test_parse_options_help_policy_group(void **state)
 	free(text);
 }
 
+/* A required option: enforced after the parse, unbracketed in the usage. */
+static void test_parse_options_required(void **state)
+{
+	struct req {
+		const char *name;
+		bool quiet;
+	};
+	static const struct wsnap_option options[] = {
+		WSNAP_OPT_STRING_FLAGS(0, "name", "N", struct req, name,
+				       WSNAP_OPTION_REQUIRED, "the name"),
+		WSNAP_OPT_BOOL('q', NULL, struct req, quiet, "quiet"),
+		WSNAP_OPT_END(),
+	};
+	static const struct wsnap_cmd_usage u = {
+		.name = "req",
+		.operands = "X",
+		.description = "d",
+		.exit_status = "0",
+		.options = options,
+	};
+	char *a1[] = {"req", "-q", "x", NULL};
+	char *a2[] = {"req", "x", "--name=", NULL};
+	struct ts_capture c;
+	struct req r = {0};
+	char *text;
+	int argc = 3;
+
+	ts_capture_begin(&c);
+	assert_int_equal(wsnap_options_parse(&u, &r, &argc, a1), 2);
+	ts_capture_end(&c);
+	assert_string_equal(c.stderr_text, "wsnap: req: --name is required "
+					   "(see 'wsnap req --help')\n");
+	argc = 3;
+	assert_int_equal(wsnap_options_parse(&u, &r, &argc, a2),
+			 WSNAP_OPTIONS_RUN);
+	assert_string_equal(r.name, "");
+	text = help_text(&u);
+	assert_true(strncmp(text, "usage: wsnap req --name N [-q] X\n", 33) ==
+		    0);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +620,7 @@ int main(void)
 		cmocka_unit_test(test_parse_options_json_usage_errors),
 		cmocka_unit_test(test_parse_options_help_lists_every_option),
 		cmocka_unit_test(test_parse_options_help_policy_group),
+		cmocka_unit_test(test_parse_options_required),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
