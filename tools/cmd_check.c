@@ -11,32 +11,40 @@
 #include "json.h"
 #include "opts.h"
 
-static void help(void)
-{
-	printf("usage: wsnap check [POLICY] [--json] [-v] ARCHIVE|-\n"
-	       "\n"
-	       "Validates the whole archive against the snapshot policy. "
-	       "Prints nothing and\n"
-	       "exits 0 when it is safe; otherwise one line 'wsnap: unsafe "
-	       "tar member ...'\n"
-	       "(and a hint when an option would let it through). "
-	       "ARCHIVE may be compressed\n"
-	       "(gzip, bzip2, xz, zstd, lz4); '-' reads standard input.\n"
-	       "\n"
-	       "  -v, --verbose              print a summary: members, "
-	       "directories, files,\n"
-	       "                             symlinks, total bytes\n"
-	       "  --json                     print the result as one JSON "
-	       "object on stdout\n"
-	       "  -h, --help                 show this help\n"
-	       "\n"
-	       "%s"
-	       "\n"
-	       "exit status: 0 safe, 2 usage error, 3 rejected (unsafe, or "
-	       "invalid tar stream),\n"
-	       "4 I/O or system error\n",
-	       wsnap_policy_help);
-}
+struct check_args {
+	struct wsnap_policy policy;
+	bool json;
+	bool verbose;
+};
+
+#define T struct check_args
+/* clang-format off */
+static const struct wsnap_option check_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_JSON(T, json,
+		       "print the result as one JSON object on stdout"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "print a summary: members, directories, files, "
+		       "symlinks, total bytes"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage check_usage = {
+	.name = "check",
+	.operands = "ARCHIVE|-",
+	.description =
+		"Validates the whole archive against the snapshot policy. "
+		"Prints nothing and exits 0 when it is safe; otherwise one "
+		"line 'wsnap: unsafe tar member ...' (and a hint when an "
+		"option would let it through). ARCHIVE may be compressed "
+		"(gzip, bzip2, xz, zstd, lz4); '-' reads standard input.",
+	.exit_status =
+		"0 safe, 2 usage error, 3 rejected (unsafe, or invalid tar "
+		"stream), 4 I/O or system error",
+	.options = check_options,
+};
+/* clang-format on */
+#undef T
 
 static void print_summary(const struct wsnap_index_stats *st, bool json)
 {
@@ -72,26 +80,31 @@ int wsnap_cmd_check(int argc, char **argv)
 {
 	struct wsnap_index *idx = NULL;
 	struct wsnap_index_stats st;
-	struct wsnap_cmdline cl;
+	struct check_args a = {0};
 	struct wsnap_error err;
 	int rc;
 
-	rc = wsnap_opts_parse_simple(&cl, argc, argv, WSNAP_CMDLINE_VERBOSE,
-				     "ARCHIVE", help);
-	if (rc >= 0)
+	wsnap_policy_init(&a.policy);
+	rc = wsnap_options_parse(&check_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	rc = 0;
-	if (wsnap_load_index(cl.operands[0], &cl.policy, false, &idx, &err)) {
-		rc = wsnap_report(&err, cl.json);
+	if (argc != 1) {
+		rc = wsnap_usage_error("check", argc ? "too many arguments"
+						     : "missing ARCHIVE");
 		goto out;
 	}
-	if (cl.verbose || cl.json) {
+	rc = 0;
+	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
+		rc = wsnap_report(&err, a.json);
+		goto out;
+	}
+	if (a.verbose || a.json) {
 		wsnap_index_stats(idx, &st);
-		print_summary(&st, cl.json);
+		print_summary(&st, a.json);
 		rc = wsnap_out_finish(stdout, "standard output");
 	}
 out:
 	wsnap_index_free(idx);
-	wsnap_policy_release(&cl.policy);
+	wsnap_policy_release(&a.policy);
 	return rc;
 }

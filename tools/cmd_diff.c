@@ -1,5 +1,5 @@
 /*
- * wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] A B
+ * wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] [-v] A B
  *
  * Each side is a directory (read by the walker, tree.h) or an archive
  * ('-' is standard input); both are read under the policy and compared by
@@ -27,37 +27,51 @@
 
 #define OUT_BUFFER (1u << 20)
 
-enum {
-	OPT_STAT = WSNAP_OPT_FIRST_PRIVATE,
-	OPT_MTIME,
-	OPT_FULL,
+struct diff_args {
+	struct wsnap_policy policy;
+	struct wsnap_diff_opts dopts;
+	bool json;
+	bool stat;
+	bool full;
+	bool verbose;
 };
 
-static const char diff_usage[] =
-	"usage: wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] [-v] "
-	"A B\n"
-	"\n"
-	"Compares two snapshots, each an archive ('-' for standard input) or "
-	"a directory\n"
-	"(read without following symlinks). One line per changed path, "
-	"sorted by path:\n"
-	"  A  only in B      D  only in A\n"
-	"  M  same type, different content, mode or symlink target\n"
-	"  T  type changed\n"
-	"\n"
-	"  --json    one JSON object per change (old and new type, mode, "
-	"size, target)\n"
-	"  --stat    a closing summary line\n"
-	"  --mtime   a different mtime is a difference too\n"
-	"  -v        say on standard error how each side was read\n"
-	"  --full    read a workspace hydrated from A through its overlay "
-	"like any\n"
-	"            directory (by default only its upper directory is read: "
-	"the\n"
-	"            same answer, at a cost that grows with the changes)\n"
-	"\n"
-	"exit status: 0 identical, 1 different, 2 usage, 3 rejected, 4 I/O "
-	"error\n";
+#define T struct diff_args
+/* clang-format off */
+static const struct wsnap_option diff_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_JSON(T, json,
+		       "one JSON object per change (old and new type, mode, "
+		       "size, target)"),
+	WSNAP_OPT_BOOL(0, "stat", T, stat, "a closing summary line"),
+	WSNAP_OPT_BOOL(0, "mtime", T, dopts.mtime,
+		       "a different mtime is a difference too"),
+	WSNAP_OPT_BOOL(0, "full", T, full,
+		       "read a workspace hydrated from A through its overlay "
+		       "like any directory (by default only its upper "
+		       "directory is read: the same answer, at a cost that "
+		       "grows with the changes)"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "say on standard error how each side was read"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage diff_usage = {
+	.name = CMD,
+	.operands = "A B",
+	.description =
+		"Compares two snapshots, each an archive ('-' for standard "
+		"input) or a directory (read without following symlinks). "
+		"One line per changed path, sorted by path:\n"
+		"  A  only in B      D  only in A\n"
+		"  M  same type, different content, mode or symlink target\n"
+		"  T  type changed",
+	.exit_status =
+		"0 identical, 1 different, 2 usage, 3 rejected, 4 I/O error",
+	.options = diff_options,
+};
+/* clang-format on */
+#undef T
 
 struct side {
 	const char *arg;
@@ -288,101 +302,58 @@ static void print_stat(const struct printer *p,
 
 int wsnap_cmd_diff(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"json", no_argument, NULL, WSNAP_OPT_JSON},
-		{"stat", no_argument, NULL, OPT_STAT},
-		{"mtime", no_argument, NULL, OPT_MTIME},
-		{"full", no_argument, NULL, OPT_FULL},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
 	static char outbuf[OUT_BUFFER];
-	struct wsnap_policy policy;
-	struct wsnap_diff_opts dopts = {0};
+	struct diff_args a = {0};
 	struct wsnap_diff_stats stats;
 	struct printer pr = {0};
 	struct side sa = {.dir_fd = -1}, sb = {.dir_fd = -1};
 	struct wsnap_hydrate_diff hyd = {.upper_fd = -1};
 	struct wsnap_error err;
-	bool stat = false, full = false, verbose = false;
-	int opt, rc;
+	int rc;
 	enum wsnap_status s;
 
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	wsnap_policy_init(&policy);
+	wsnap_policy_init(&a.policy);
 	wsnap_error_clear(&err);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-		int r;
-
-		switch (opt) {
-		case WSNAP_OPT_JSON:
-			pr.json = true;
-			continue;
-		case OPT_STAT:
-			stat = true;
-			continue;
-		case OPT_MTIME:
-			dopts.mtime = true;
-			continue;
-		case OPT_FULL:
-			full = true;
-			continue;
-		case 'v':
-			verbose = true;
-			continue;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			fputs(diff_usage, stdout);
-			fputs(wsnap_policy_help, stdout);
-			rc = 0;
-			goto out;
-		default:
-			break;
-		}
-		r = wsnap_opts_rest(CMD, &policy, opt, optarg, argv);
-		if (r == 1)
-			continue;
-		rc = r;
+	rc = wsnap_options_parse(&diff_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	}
-	if (argc - optind != 2) {
+	if (argc != 2) {
 		rc = wsnap_usage_error(CMD, "expected two sides, A and B");
 		goto out;
 	}
-	sa.arg = argv[optind];
-	sb.arg = argv[optind + 1];
+	pr.json = a.json;
+	sa.arg = argv[0];
+	sb.arg = argv[1];
 	if (strcmp(sa.arg, "-") == 0 && strcmp(sb.arg, "-") == 0) {
 		rc = wsnap_usage_error(CMD, "only one side can be '-'");
 		goto out;
 	}
-	if (!full)
-		wsnap_hydrate_diff_check(&hyd, sa.arg, sb.arg, &policy);
-	if (verbose)
+	if (!a.full)
+		wsnap_hydrate_diff_check(&hyd, sa.arg, sb.arg, &a.policy);
+	if (a.verbose)
 		say_sides(&sa, &sb, &hyd);
 	if (hyd.upper_fd >= 0) {
 		/* B is A's lower layer plus its upper directory */
-		s = side_load(&sa, &policy, true, &err);
+		s = side_load(&sa, &a.policy, true, &err);
 		if (s == WSNAP_OK)
 			s = wsnap_hydrate_diff_side(&hyd, sa.idx, sb.arg,
-						    sa.arg, &policy, &sb.side,
+						    sa.arg, &a.policy, &sb.side,
 						    &err);
 	} else {
-		s = load_both(&sa, &sb, &policy, &err);
+		s = load_both(&sa, &sb, &a.policy, &err);
 	}
-	if (s == WSNAP_OK && verbose)
+	if (s == WSNAP_OK && a.verbose)
 		say_upper(&hyd);
 	if (s == WSNAP_OK)
-		s = wsnap_diff_run(&sa.side, &sb.side, &dopts, print_change,
+		s = wsnap_diff_run(&sa.side, &sb.side, &a.dopts, print_change,
 				   &pr, &stats, &err);
 	if (s != WSNAP_OK) {
 		fflush(stdout);
 		rc = wsnap_report(&err, pr.json);
 		goto out;
 	}
-	if (stat)
+	if (a.stat)
 		print_stat(&pr, &stats);
 	rc = wsnap_out_finish(stdout, "standard output");
 	if (rc == 0)
@@ -391,6 +362,6 @@ out:
 	wsnap_hydrate_diff_release(&hyd);
 	side_release(&sa);
 	side_release(&sb);
-	wsnap_policy_release(&policy);
+	wsnap_policy_release(&a.policy);
 	return rc;
 }

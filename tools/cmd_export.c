@@ -1,6 +1,5 @@
 /* wsnap export: safe extraction (policy.md sections 7 and 8). */
 #include <errno.h>
-#include <getopt.h>
 #include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -15,43 +14,64 @@
 #include "json.h"
 #include "opts.h"
 
-enum {
-	OPT_STRIP_PREFIX = WSNAP_OPT_FIRST_PRIVATE,
-};
-
 /* A progress line is shown on a terminal from this size on. */
 #define PROGRESS_MIN_MEMBERS 20000u
 #define PROGRESS_MIN_BYTES   (256ull << 20)
 #define PROGRESS_INTERVAL_NS 200000000ll
 
-static const char export_usage[] =
-	"usage: wsnap export [POLICY] [--strip-prefix P] [--json] [-v] "
-	"ARCHIVE|- DEST\n"
-	"\n"
-	"Validates the whole archive, then writes it to DEST without ever\n"
-	"touching anything outside DEST: no symlink is followed, files are\n"
-	"created 0600 and get their sanitized mode only once complete, "
-	"symlinks\n"
-	"come last. A DEST that does not exist is built under a temporary "
-	"name\n"
-	"beside it and renamed into place only on success; an existing DEST "
-	"is\n"
-	"merged into (a file, symlink or other non-directory in the way is\n"
-	"replaced; a directory where a file or symlink is wanted is refused).\n"
-	"A compressed archive file is decompressed twice (to validate, then "
-	"to\n"
-	"copy); standard input is decompressed once into an unlinked "
-	"temporary\n"
-	"file (in $TMPDIR, else /tmp), which needs that much free space.\n"
-	"\n"
-	"  --strip-prefix P  members are relative to P (policy.md section 8)\n"
-	"  --json            print a JSON summary (counts, bytes) on stdout\n"
-	"  -v, --verbose     print a summary line on stdout\n"
-	"  -h, --help        this help\n"
-	"\n"
-	"exit status: 0 ok, 2 usage, 3 archive rejected or destination "
-	"unsafe,\n"
-	"4 I/O error (no space, cannot write)\n";
+struct export_args {
+	struct wsnap_policy policy;
+	bool json;
+	bool verbose;
+};
+
+/* --strip-prefix P: section 8, in the policy (target). */
+static int set_strip_prefix(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	if (wsnap_policy_set_strip_prefix(policy, arg, &err) == WSNAP_OK)
+		return 0;
+	return wsnap_usage_error(cmd, "%s", err.reason);
+}
+
+#define T struct export_args
+/* clang-format off */
+static const struct wsnap_option export_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_CALLBACK(0, "strip-prefix", "P", offsetof(T, policy),
+			   set_strip_prefix,
+			   "members are relative to P (policy.md section 8)"),
+	WSNAP_OPT_JSON(T, json,
+		       "print a JSON summary (counts, bytes) on stdout"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "print a summary line on stdout"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage export_usage = {
+	.name = "export",
+	.operands = "ARCHIVE|- DEST",
+	.description =
+		"Validates the whole archive, then writes it to DEST without "
+		"ever touching anything outside DEST: no symlink is followed, "
+		"files are created 0600 and get their sanitized mode only "
+		"once complete, symlinks come last. A DEST that does not "
+		"exist is built under a temporary name beside it and renamed "
+		"into place only on success; an existing DEST is merged into "
+		"(a file, symlink or other non-directory in the way is "
+		"replaced; a directory where a file or symlink is wanted is "
+		"refused). A compressed archive file is decompressed twice "
+		"(to validate, then to copy); standard input is decompressed "
+		"once into an unlinked temporary file (in $TMPDIR, else "
+		"/tmp), which needs that much free space.",
+	.exit_status =
+		"0 ok, 2 usage, 3 archive rejected or destination unsafe, "
+		"4 I/O error (no space, cannot write)",
+	.options = export_options,
+};
+/* clang-format on */
+#undef T
 
 /* Set by SIGINT, SIGTERM, SIGHUP: the export stops and, for a fresh
  * destination, removes what it built. */
@@ -137,66 +157,30 @@ static void print_summary(const char *dest, const struct wsnap_export_stats *st)
 
 int wsnap_cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"strip-prefix", required_argument, NULL, OPT_STRIP_PREFIX},
-		{"json", no_argument, NULL, WSNAP_OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct wsnap_policy policy;
+	struct export_args a = {0};
 	struct wsnap_index *idx = NULL;
 	struct wsnap_export_stats st;
 	struct wsnap_export_opts eo;
 	struct progress_line pl;
 	struct wsnap_index_stats is;
 	struct wsnap_error err;
-	bool json = false, verbose = false, reread = false;
+	bool reread = false;
 	struct stat in_st;
-	int opt, rc, in_fd = -1;
+	int rc, in_fd = -1;
 
-	wsnap_policy_init(&policy);
+	wsnap_policy_init(&a.policy);
 	wsnap_error_clear(&err);
 	memset(&st, 0, sizeof(st));
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(export_usage, stdout);
-			fputs(wsnap_policy_help, stdout);
-			rc = 0;
-			goto out;
-		case 'v':
-			verbose = true;
-			break;
-		case WSNAP_OPT_JSON:
-			json = true;
-			break;
-		case OPT_STRIP_PREFIX:
-			if (wsnap_policy_set_strip_prefix(&policy, optarg,
-							  &err) != WSNAP_OK) {
-				rc = wsnap_usage_error("export", "%s",
-						       err.reason);
-				goto out;
-			}
-			break;
-		default:
-			rc = wsnap_opts_rest(argv[0], &policy, opt, optarg,
-					     argv);
-			if (rc == 1)
-				break;
-			goto out;
-		}
-	}
-	if (argc - optind != 2) {
-		rc = wsnap_usage_error(
-			"export", argc - optind > 2 ? "too many arguments"
-						    : "missing ARCHIVE DEST");
+	rc = wsnap_options_parse(&export_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
+		goto out;
+	if (argc != 2) {
+		rc = wsnap_usage_error("export",
+				       argc > 2 ? "too many arguments"
+						: "missing ARCHIVE DEST");
 		goto out;
 	}
-	if (argv[optind + 1][0] == '\0') {
+	if (argv[1][0] == '\0') {
 		rc = wsnap_usage_error("export", "empty DEST");
 		goto out;
 	}
@@ -206,18 +190,17 @@ int wsnap_cmd_export(int argc, char **argv)
 	 * (decompressed) stream kept in an unlinked temporary file while it
 	 * is validated.
 	 */
-	in_fd = wsnap_open_archive(argv[optind], &err);
+	in_fd = wsnap_open_archive(argv[0], &err);
 	if (in_fd < 0 || fstat(in_fd, &in_st) < 0) {
 		if (in_fd >= 0)
-			wsnap_error_io(&err, errno, argv[optind],
-				       "cannot stat");
-		rc = wsnap_report(&err, json);
+			wsnap_error_io(&err, errno, argv[0], "cannot stat");
+		rc = wsnap_report(&err, a.json);
 		goto out;
 	}
 	reread = S_ISREG(in_st.st_mode);
-	if (wsnap_build_index(in_fd, argv[optind], &policy, !reread, &idx,
-			      &err) != WSNAP_OK) {
-		rc = wsnap_report(&err, json);
+	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &idx, &err) !=
+	    WSNAP_OK) {
+		rc = wsnap_report(&err, a.json);
 		goto out;
 	}
 	wsnap_index_stats(idx, &is);
@@ -234,22 +217,21 @@ int wsnap_cmd_export(int argc, char **argv)
 		eo.input_stat = &in_st;
 	}
 	catch_signals();
-	if (wsnap_export_run(idx, argv[optind + 1], &eo, &st, &err) !=
-	    WSNAP_OK) {
+	if (wsnap_export_run(idx, argv[1], &eo, &st, &err) != WSNAP_OK) {
 		if (pl.shown)
 			fputc('\n', stderr);
-		rc = wsnap_report(&err, json);
+		rc = wsnap_report(&err, a.json);
 		goto out;
 	}
-	if (json)
-		print_json(argv[optind + 1], &st);
-	else if (verbose)
-		print_summary(argv[optind + 1], &st);
+	if (a.json)
+		print_json(argv[1], &st);
+	else if (a.verbose)
+		print_summary(argv[1], &st);
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
 	if (in_fd >= 0)
 		close(in_fd);
 	wsnap_index_free(idx);
-	wsnap_policy_release(&policy);
+	wsnap_policy_release(&a.policy);
 	return rc;
 }

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,12 +27,6 @@
 
 #define CMD "hydrate"
 
-enum {
-	OPT_UPPER = WSNAP_OPT_FIRST_PRIVATE,
-	OPT_FORCE,
-	OPT_OVERLAY,
-};
-
 struct hydrate_args {
 	struct wsnap_policy policy;
 	const char *upper; /* --upper, or NULL */
@@ -44,97 +37,77 @@ struct hydrate_args {
 	const char *workspace;
 };
 
-static void usage(FILE *f)
+/* --overlay KIND, into an enum wsnap_overlay (target). */
+static int set_overlay(const char *cmd, void *target, const char *arg)
 {
-	fprintf(f,
-		"usage: wsnap hydrate [POLICY] [--upper DIR] [--force] "
-		"[--overlay KIND] ARCHIVE\n"
-		"                     WORKSPACE\n\n"
-		"A writable workspace over a snapshot: ARCHIVE is validated "
-		"and "
-		"mounted\nread-only as the lower layer, an overlay of an upper "
-		"directory over it is\nmounted at WORKSPACE (made if missing). "
-		"Files are read from the archive\nlazily; every change lands "
-		"in "
-		"the upper directory. Returns once WORKSPACE\nanswers; 'wsnap "
-		"unmount WORKSPACE' takes it all down.\n\n"
-		"State: WORKSPACE's sibling .NAME.wsnap/ (lower/, upper/, "
-		"work/, state).\n\n"
-		"  --upper DIR     keep changes in DIR (kept by unmount; a "
-		"fresh upper\n"
-		"                  directory in the state directory is "
-		"removed)\n"
-		"  --force         mount over a WORKSPACE that is not empty "
-		"(its "
-		"files are\n"
-		"                  hidden until unmounted)\n"
-		"  --overlay KIND  auto (default: the kernel's overlayfs where "
-		"permitted,\n"
-		"                  else fuse-overlayfs), kernel or fuse\n"
-		"  -v, --verbose   say what was mounted where\n"
-		"  -h, --help      this help\n\n"
-		"%s\n"
-		"exit status: 0 ready, 2 usage, 3 archive rejected, 4 I/O "
-		"error "
-		"or mount failure\n",
-		wsnap_policy_help);
+	enum wsnap_overlay *kind = target;
+
+	if (strcmp(arg, "auto") == 0)
+		*kind = WSNAP_OVERLAY_AUTO;
+	else if (strcmp(arg, "kernel") == 0)
+		*kind = WSNAP_OVERLAY_KERNEL;
+	else if (strcmp(arg, "fuse") == 0)
+		*kind = WSNAP_OVERLAY_FUSE;
+	else
+		return wsnap_usage_error(cmd,
+					 "bad --overlay %s (want auto, kernel "
+					 "or fuse)",
+					 arg);
+	return 0;
 }
 
+#define T struct hydrate_args
+/* clang-format off */
+static const struct wsnap_option hydrate_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_STRING(0, "upper", "DIR", T, upper,
+			 "keep changes in DIR (kept by unmount; a fresh upper "
+			 "directory in the state directory is removed)"),
+	WSNAP_OPT_BOOL(0, "force", T, force,
+		       "mount over a WORKSPACE that is not empty (its files "
+		       "are hidden until unmounted)"),
+	WSNAP_OPT_CALLBACK(0, "overlay", "KIND", offsetof(T, kind),
+			   set_overlay,
+			   "auto (default: the kernel's overlayfs where "
+			   "permitted, else fuse-overlayfs), kernel or fuse"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "say what was mounted where"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage hydrate_usage = {
+	.name = CMD,
+	.operands = "ARCHIVE WORKSPACE",
+	.description =
+		"A writable workspace over a snapshot: ARCHIVE is validated "
+		"and mounted read-only as the lower layer, an overlay of an "
+		"upper directory over it is mounted at WORKSPACE (made if "
+		"missing). Files are read from the archive lazily; every "
+		"change lands in the upper directory. Returns once WORKSPACE "
+		"answers; 'wsnap unmount WORKSPACE' takes it all down.\n"
+		"\n"
+		"State: WORKSPACE's sibling .NAME.wsnap/ (lower/, upper/, "
+		"work/, state).",
+	.exit_status =
+		"0 ready, 2 usage, 3 archive rejected, 4 I/O error or mount "
+		"failure",
+	.options = hydrate_options,
+};
+/* clang-format on */
+#undef T
+
+/* Returns 0 to go on, -1 after --help, else the exit code. */
 static int parse_args(struct hydrate_args *a, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"upper", required_argument, NULL, OPT_UPPER},
-		{"force", no_argument, NULL, OPT_FORCE},
-		{"overlay", required_argument, NULL, OPT_OVERLAY},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, rc;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case OPT_UPPER:
-			a->upper = optarg;
-			break;
-		case OPT_FORCE:
-			a->force = true;
-			break;
-		case OPT_OVERLAY:
-			if (strcmp(optarg, "auto") == 0)
-				a->kind = WSNAP_OVERLAY_AUTO;
-			else if (strcmp(optarg, "kernel") == 0)
-				a->kind = WSNAP_OVERLAY_KERNEL;
-			else if (strcmp(optarg, "fuse") == 0)
-				a->kind = WSNAP_OVERLAY_FUSE;
-			else
-				return wsnap_usage_error(
-					CMD,
-					"bad --overlay %s (want auto, "
-					"kernel or fuse)",
-					optarg);
-			break;
-		case 'v':
-			a->verbose = true;
-			break;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			usage(stdout);
-			return -1;
-		default:
-			rc = wsnap_opts_rest(CMD, &a->policy, opt, optarg,
-					     argv);
-			if (rc != 1)
-				return rc;
-		}
-	}
-	if (argc - optind != 2)
+	rc = wsnap_options_parse(&hydrate_usage, a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
+		return rc ? rc : -1;
+	if (argc != 2)
 		return wsnap_usage_error(CMD, "want ARCHIVE and WORKSPACE");
-	a->archive = argv[optind];
-	a->workspace = argv[optind + 1];
+	a->archive = argv[0];
+	a->workspace = argv[1];
 	return 0;
 }
 

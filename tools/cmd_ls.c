@@ -19,34 +19,42 @@
 
 #define OUT_BUFFER (1u << 20)
 
-static void help(void)
-{
-	printf("usage: wsnap ls [POLICY] [--json] ARCHIVE|-\n"
-	       "\n"
-	       "Validates the archive, then lists it as a mount presents it, "
-	       "sorted by path\n"
-	       "(bytewise), without the root, one member per line:\n"
-	       "  drwxr-xr-x  4096 2026-11-29 10:00 src\n"
-	       "  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
-	       "mode as presented, size, mtime in local time (TZ=UTC for UTC), "
-	       "path, and\n"
-	       "' -> target' for symlinks. Names are escaped like error "
-	       "messages, unquoted.\n"
-	       "'-' reads the archive from standard input.\n"
-	       "\n"
-	       "  --json                     one JSON object per line: path, "
-	       "type, mode (\"0755\"),\n"
-	       "                             size, mtime (seconds), target "
-	       "(symlinks only)\n"
-	       "  -h, --help                 show this help\n"
-	       "\n"
-	       "%s"
-	       "\n"
-	       "exit status: 0 listed, 2 usage error, 3 rejected (unsafe, or "
-	       "invalid tar stream),\n"
-	       "4 I/O or system error\n",
-	       wsnap_policy_help);
-}
+struct ls_args {
+	struct wsnap_policy policy;
+	bool json;
+};
+
+#define T struct ls_args
+/* clang-format off */
+static const struct wsnap_option ls_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_JSON(T, json,
+		       "one JSON object per line: path, type, mode "
+		       "(\"0755\"), size, mtime (seconds), target (symlinks "
+		       "only)"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage ls_usage = {
+	.name = "ls",
+	.operands = "ARCHIVE|-",
+	.description =
+		"Validates the archive, then lists it as a mount presents it, "
+		"sorted by path (bytewise), without the root, one member per "
+		"line:\n"
+		"  drwxr-xr-x  4096 2026-11-29 10:00 src\n"
+		"  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
+		"mode as presented, size, mtime in local time (TZ=UTC for "
+		"UTC), path, and ' -> target' for symlinks. Names are escaped "
+		"like error messages, unquoted. '-' reads the archive from "
+		"standard input.",
+	.exit_status =
+		"0 listed, 2 usage error, 3 rejected (unsafe, or invalid tar "
+		"stream), 4 I/O or system error",
+	.options = ls_options,
+};
+/* clang-format on */
+#undef T
 
 static const char *type_name(unsigned type)
 {
@@ -163,26 +171,32 @@ int wsnap_cmd_ls(int argc, char **argv)
 {
 	static char outbuf[OUT_BUFFER];
 	struct wsnap_index *idx = NULL;
-	struct wsnap_cmdline cl;
+	struct ls_args a = {0};
 	struct wsnap_error err;
 	int rc;
 
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
-	rc = wsnap_opts_parse_simple(&cl, argc, argv, 0, "ARCHIVE", help);
-	if (rc >= 0)
+	wsnap_policy_init(&a.policy);
+	rc = wsnap_options_parse(&ls_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	if (wsnap_load_index(cl.operands[0], &cl.policy, false, &idx, &err)) {
-		rc = wsnap_report(&err, cl.json);
+	if (argc != 1) {
+		rc = wsnap_usage_error("ls", argc ? "too many arguments"
+						  : "missing ARCHIVE");
 		goto out;
 	}
-	if (cl.json)
+	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
+		rc = wsnap_report(&err, a.json);
+		goto out;
+	}
+	if (a.json)
 		list_json(idx, wsnap_index_count(idx));
 	else
 		list_text(idx, wsnap_index_count(idx));
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
 	wsnap_index_free(idx);
-	wsnap_policy_release(&cl.policy);
+	wsnap_policy_release(&a.policy);
 	fflush(stdout);
 	return rc;
 }

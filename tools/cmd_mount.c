@@ -5,50 +5,24 @@
  * exit 2), the mountpoint (exit 4), the archive validated whole and its
  * index built with data kept (exit 3 or 4), and only then the mount.
  *
- * Without -f the command returns only once the mount answers:
- *
- *   wsnap (parent)  --fork-->  child: mount, fuse_daemonize()
- *        |                        |   exits 0 once the daemon is detached
- *        |                        '--> daemon: loop; INIT answered ->
- *        '<------- readiness pipe ----------  'R'   (or 'E' + the error)
- *
- * The parent exits 0 after 'R', with the child's error after 'E', and
- * with an error of its own when the pipe closes with neither. The daemon
- * holds the archive's descriptor (or its spill file), so the archive may
- * be deleted once mounted.
+ * Without -f the command returns only once the mount answers: the
+ * filesystem daemon is forked and waited for by wsnap_mount_background
+ * (workspace/snapshot.c, shared with hydrate). The daemon holds the
+ * archive's descriptor (or its spill file), so the archive may be deleted
+ * once mounted.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <getopt.h>
 #include <dirent.h>
-#include <limits.h>
-#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "fs.h"
-#include "fsutil.h"
-#include "mounts.h"
 #include "opts.h"
-
-/* Options added around the user's: read-only, permissions enforced by the
- * kernel from the presented modes, and the type 'fuse.wsnap' by which
- * 'wsnap unmount' recognizes its mounts (last: they win). */
-#define MOUNT_OPTS_FIRST "fsname=wsnap"
-#define MOUNT_OPTS_LAST	 "ro,default_permissions,subtype=wsnap"
-
-/* Tag of a failure report on the readiness pipe (success is
- * WSNAP_FS_READY). */
-#define MOUNT_FAILED 'E'
-
-enum {
-	OPT_FOREGROUND = WSNAP_OPT_FIRST_PRIVATE,
-};
+#include "snapshot.h"
 
 struct mount_args {
 	struct wsnap_policy policy;
@@ -59,37 +33,42 @@ struct mount_args {
 	char *fuse_opts; /* the other -o options, comma-joined, owned */
 	size_t fuse_opts_len;
 	size_t fuse_opts_cap;
+	struct wsnap_option_list o; /* the -o arguments */
 	const char *archive;
 	const char *mountpoint;
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"usage: wsnap mount [POLICY] [-f] [-o OPT[,OPT...]] ARCHIVE "
-		"MOUNTPOINT\n\n"
+#define T struct mount_args
+/* clang-format off */
+static const struct wsnap_option mount_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_BOOL('f', "foreground", T, foreground,
+		       "stay in the foreground until unmounted (Ctrl-C "
+		       "unmounts)"),
+	WSNAP_OPT_LIST('o', NULL, "OPT[,OPT...]", T, o,
+		       "FUSE mount options (allow_other, ...), and:\n"
+		       "  uid=N, gid=N   presented owner (default: the "
+		       "caller)\n"
+		       "  cache_dir=DIR  where a compressed archive's data is "
+		       "unpacked (default $TMPDIR or /tmp)"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage mount_usage = {
+	.name = "mount",
+	.operands = "ARCHIVE MOUNTPOINT",
+	.description =
 		"Validates ARCHIVE and mounts it read-only at MOUNTPOINT (an "
-		"empty directory)\nwith FUSE. Returns once the mount answers; "
-		"the filesystem daemon stays in\nthe background until 'wsnap "
-		"unmount MOUNTPOINT'. Writes fail with EROFS.\n\n"
-		"  -f, --foreground  stay in the foreground until unmounted "
-		"(Ctrl-C unmounts)\n"
-		"  -o OPT[,OPT...]   FUSE mount options (allow_other, ...), "
-		"and:\n"
-		"                      uid=N, gid=N   presented owner "
-		"(default: "
-		"the caller)\n"
-		"                      cache_dir=DIR  where a compressed "
-		"archive's data is\n"
-		"                                     unpacked (default "
-		"$TMPDIR "
-		"or /tmp)\n"
-		"  -h, --help        this help\n\n"
-		"%s\n"
-		"exit status: 0 mounted, 2 usage, 3 archive rejected, 4 I/O "
-		"error or mount failure\n",
-		wsnap_policy_help);
-}
+		"empty directory) with FUSE. Returns once the mount answers; "
+		"the filesystem daemon stays in the background until 'wsnap "
+		"unmount MOUNTPOINT'. Writes fail with EROFS.",
+	.exit_status =
+		"0 mounted, 2 usage, 3 archive rejected, 4 I/O error or mount "
+		"failure",
+	.options = mount_options,
+};
+/* clang-format on */
+#undef T
 
 /* Strict decimal id: digits only, no sign, fits in 32 bits. */
 static int parse_id(const char *s, unsigned *out)
@@ -201,45 +180,25 @@ static int parse_o(struct mount_args *a, const char *arg)
 	return 0;
 }
 
+/* Returns 0 to go on, -1 after --help, else the exit code. */
 static int parse_args(struct mount_args *a, int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"foreground", no_argument, NULL, OPT_FOREGROUND},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, rc;
+	size_t i;
+	int rc;
 
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":fo:h", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'f':
-		case OPT_FOREGROUND:
-			a->foreground = true;
-			break;
-		case 'o':
-			rc = parse_o(a, optarg);
-			if (rc)
-				return rc;
-			break;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			usage(stdout);
-			return -1;
-		default:
-			rc = wsnap_opts_rest("mount", &a->policy, opt, optarg,
-					     argv);
-			if (rc != 1)
-				return rc;
-		}
+	rc = wsnap_options_parse(&mount_usage, a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
+		return rc ? rc : -1;
+	for (i = 0; i < a->o.count; i++) {
+		rc = parse_o(a, a->o.items[i]);
+		if (rc)
+			return rc;
 	}
-	if (argc - optind != 2)
+	if (argc != 2)
 		return wsnap_usage_error("mount",
 					 "want ARCHIVE and MOUNTPOINT");
-	a->archive = argv[optind];
-	a->mountpoint = argv[optind + 1];
+	a->archive = argv[0];
+	a->mountpoint = argv[1];
 	return 0;
 }
 
@@ -286,136 +245,6 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	return WSNAP_OK;
 }
 
-/* Reads exactly len bytes unless the pipe ends first; returns bytes read. */
-static size_t read_full(int fd, void *buf, size_t len)
-{
-	size_t done;
-
-	wsnap_read_full(fd, buf, len, &done);
-	return done;
-}
-
-static void write_full(int fd, const void *buf, size_t len)
-{
-	/* a failure means the parent is gone: nobody to tell */
-	(void)wsnap_write_full(fd, buf, len);
-}
-
-/* The forked child: mount and serve; never returns. */
-static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
-			const char *mountpoint, int ready_fd)
-{
-	static struct wsnap_error err; /* large: not on the stack */
-	enum wsnap_status status;
-	char tag = MOUNT_FAILED;
-
-	fs->ready_fd = ready_fd;
-	status = wsnap_fs_serve(se, fs, mountpoint, false, &err);
-	if (fs->ready_fd >= 0) {
-		/* never got to INIT: tell the parent why */
-		if (status != WSNAP_OK) {
-			write_full(fs->ready_fd, &tag, 1);
-			write_full(fs->ready_fd, &err, sizeof(err));
-		}
-		close(fs->ready_fd);
-	}
-	wsnap_index_free((struct wsnap_index *)fs->idx);
-	_exit(status == WSNAP_OK ? 0 : (int)status);
-}
-
-/*
- * Forks the mounting child and waits for its word on the readiness pipe.
- * se is handed to the child (and destroyed here in the parent).
- */
-static enum wsnap_status mount_background(struct fuse_session *se,
-					  struct wsnap_fs *fs,
-					  const char *mountpoint,
-					  struct wsnap_error *err)
-{
-	enum wsnap_status status;
-	int fds[2], wstatus;
-	char tag = 0;
-	pid_t pid;
-
-	if (pipe2(fds, O_CLOEXEC) != 0) {
-		fuse_session_destroy(se);
-		return wsnap_error_io(err, errno, mountpoint,
-				      "cannot create a pipe");
-	}
-	fflush(stdout);
-	fflush(stderr);
-	/*
-	 * The daemon starts as a copy of this process: hand back what the
-	 * validation pass freed first, so that it starts (and its resident
-	 * high-water mark starts) with little more than the index.
-	 */
-	malloc_trim(0);
-	pid = fork();
-	if (pid < 0) {
-		status = wsnap_error_io(err, errno, mountpoint,
-					"cannot fork the filesystem daemon");
-		close(fds[0]);
-		close(fds[1]);
-		fuse_session_destroy(se);
-		return status;
-	}
-	if (pid == 0) {
-		close(fds[0]);
-		mount_child(se, fs, mountpoint, fds[1]);
-	}
-	close(fds[1]);
-	fuse_session_destroy(se);
-	if (read_full(fds[0], &tag, 1) == 1 && tag == WSNAP_FS_READY)
-		status = WSNAP_OK;
-	else if (tag == MOUNT_FAILED &&
-		 read_full(fds[0], err, sizeof(*err)) == sizeof(*err) &&
-		 err->status != WSNAP_OK)
-		status = err->status;
-	else
-		status = wsnap_error_io(err, 0, mountpoint,
-					"the filesystem daemon exited before "
-					"the mount was ready");
-	close(fds[0]);
-	/* the child itself exits as soon as the daemon is detached */
-	wsnap_waitpid(pid, &wstatus);
-	return status;
-}
-
-/* The libfuse arguments of a snapshot mount: ours around the user's
- * options (may be NULL). Returns 0, or -1 when out of memory. */
-static int session_args(struct fuse_args *fargs, const char *fuse_opts)
-{
-	if (fuse_opt_add_arg(fargs, "wsnap") != 0 ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_FIRST) != 0 ||
-	    (fuse_opts && (fuse_opt_add_arg(fargs, "-o") != 0 ||
-			   fuse_opt_add_arg(fargs, fuse_opts) != 0)) ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_LAST) != 0)
-		return -1;
-	return 0;
-}
-
-enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
-				       const char *mountpoint,
-				       struct wsnap_error *err)
-{
-	struct fuse_args fargs = FUSE_ARGS_INIT(0, NULL);
-	struct fuse_session *se = NULL;
-	enum wsnap_status status;
-	struct wsnap_fs fs;
-
-	wsnap_fs_init(&fs, idx, getuid(), getgid());
-	if (session_args(&fargs, NULL) != 0)
-		status = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
-	else
-		status = wsnap_fs_session_new(&se, &fs, &fargs, err);
-	if (status == WSNAP_OK)
-		status = mount_background(se, &fs, mountpoint, err);
-	fuse_opt_free_args(&fargs);
-	return status;
-}
-
 int wsnap_cmd_mount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -437,7 +266,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
-	if (session_args(&fargs, a.fuse_opts) != 0) {
+	if (wsnap_mount_fuse_args(&fargs, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
 		goto report;
 	}
@@ -466,7 +295,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	if (a.foreground) {
 		status = wsnap_fs_serve(se, &fs, mountpoint, true, &err);
 	} else {
-		status = mount_background(se, &fs, mountpoint, &err);
+		status = wsnap_mount_background(se, &fs, mountpoint, &err);
 	}
 	se = NULL; /* destroyed by both */
 
@@ -483,6 +312,7 @@ out:
 	free(mountpoint);
 	free(a.cache_dir);
 	free(a.fuse_opts);
+	wsnap_option_list_release(&a.o);
 	wsnap_policy_release(&a.policy);
 	return rc;
 }

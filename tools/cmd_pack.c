@@ -18,104 +18,94 @@
 
 #define CMD "pack"
 
-enum {
-	OPT_COMPRESS = WSNAP_OPT_FIRST_PRIVATE,
+/* --compress C */
+struct pack_compress {
+	enum wsnap_pack_compress kind;
+	bool set; /* else OUT's extension says */
 };
 
-static const char pack_usage[] =
-	"usage: wsnap pack [--skip P]... [--allow-external-symlinks]\n"
-	"                  [--compress none|gzip|zstd|xz] [-v] DIR OUT|-\n"
-	"\n"
-	"Makes a snapshot of DIR: a pax tar of '.' and './...' sorted by "
-	"name, ownership\n"
-	"zeroed, mtimes kept, symlinks stored (never followed), hardlinks as "
-	"files,\n"
-	"sockets left out; FIFOs, devices and symlinks leaving DIR are "
-	"refused. The\n"
-	"same tree always gives the same bytes. Compression follows OUT's "
-	"extension\n"
-	"(.tar, .tar.gz/.tgz, .tar.zst, .tar.xz) unless --compress; '-' is "
-	"standard\n"
-	"output (uncompressed unless --compress). OUT is replaced atomically; "
-	"the\n"
-	"result is checked under the same options before it is kept.\n"
-	"\n"
-	"  --compress C   none, gzip, zstd or xz\n"
-	"  -v             print a summary on standard error\n";
+struct pack_args {
+	struct wsnap_policy policy;
+	struct pack_compress compress;
+	bool verbose;
+};
+
+static int set_compress(const char *cmd, void *target, const char *arg)
+{
+	struct pack_compress *c = target;
+
+	if (wsnap_pack_compress_parse(arg, &c->kind) != 0)
+		return wsnap_usage_error(cmd,
+					 "--compress takes none, gzip, zstd or "
+					 "xz, not '%s'",
+					 arg);
+	c->set = true;
+	return 0;
+}
+
+#define T struct pack_args
+/* clang-format off */
+static const struct wsnap_option pack_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_CALLBACK(0, "compress", "C", offsetof(T, compress),
+			   set_compress, "none, gzip, zstd or xz"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "print a summary on standard error"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage pack_usage = {
+	.name = CMD,
+	.operands = "DIR OUT|-",
+	.description =
+		"Makes a snapshot of DIR: a pax tar of '.' and './...' sorted "
+		"by name, ownership zeroed, mtimes kept, symlinks stored "
+		"(never followed), hardlinks as files, sockets left out; "
+		"FIFOs, devices and symlinks leaving DIR are refused. The "
+		"same tree always gives the same bytes. Compression follows "
+		"OUT's extension (.tar, .tar.gz/.tgz, .tar.zst, .tar.xz) "
+		"unless --compress; '-' is standard output (uncompressed "
+		"unless --compress). OUT is replaced atomically; the result "
+		"is checked under the same options before it is kept.",
+	.exit_status = "0 ok, 2 usage, 3 refused by the policy, 4 I/O error",
+	.options = pack_options,
+};
+/* clang-format on */
+#undef T
 
 int wsnap_cmd_pack(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"compress", required_argument, NULL, OPT_COMPRESS},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
-	struct wsnap_policy policy;
+	struct pack_args a = {0};
 	struct wsnap_pack_opts popts = {0};
 	struct wsnap_pack_stats st;
 	struct wsnap_error err;
-	bool verbose = false, compress_set = false;
 	const char *dir, *out;
-	int opt, rc;
+	int rc;
 
-	wsnap_policy_init(&policy);
+	wsnap_policy_init(&a.policy);
 	wsnap_error_clear(&err);
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-		int r;
-
-		switch (opt) {
-		case OPT_COMPRESS:
-			if (wsnap_pack_compress_parse(optarg,
-						      &popts.compress) != 0) {
-				rc = wsnap_usage_error(
-					CMD,
-					"--compress takes none, gzip, zstd "
-					"or xz, not '%s'",
-					optarg);
-				goto out;
-			}
-			compress_set = true;
-			continue;
-		case 'v':
-			verbose = true;
-			continue;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			fputs(pack_usage, stdout);
-			fputs(wsnap_policy_help, stdout);
-			rc = 0;
-			goto out;
-		default:
-			break;
-		}
-		r = wsnap_opts_rest(CMD, &policy, opt, optarg, argv);
-		if (r == 1)
-			continue;
-		rc = r;
+	rc = wsnap_options_parse(&pack_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	}
-	if (argc - optind != 2) {
+	if (argc != 2) {
 		rc = wsnap_usage_error(CMD, "expected DIR and OUT");
 		goto out;
 	}
-	dir = argv[optind];
-	out = argv[optind + 1];
+	dir = argv[0];
+	out = argv[1];
 	if (strcmp(out, "-") == 0 && isatty(STDOUT_FILENO)) {
 		rc = wsnap_usage_error(CMD, "refusing to write an archive "
 					    "to a terminal");
 		goto out;
 	}
-	if (!compress_set)
-		popts.compress = wsnap_pack_compress_for(out);
-	popts.policy = &policy;
+	popts.compress =
+		a.compress.set ? a.compress.kind : wsnap_pack_compress_for(out);
+	popts.policy = &a.policy;
 	if (wsnap_pack_run(dir, out, &popts, &st, &err) != WSNAP_OK) {
 		rc = wsnap_report(&err, false);
 		goto out;
 	}
-	if (verbose) {
+	if (a.verbose) {
 		fprintf(stderr,
 			"wsnap: packed %" PRIu64 " members (%" PRIu64
 			" directories, %" PRIu64 " files, %" PRIu64
@@ -128,6 +118,6 @@ int wsnap_cmd_pack(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	wsnap_policy_release(&policy);
+	wsnap_policy_release(&a.policy);
 	return rc;
 }

@@ -5,7 +5,6 @@
  * file first). */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,34 +17,44 @@
 #include "opts.h"
 #include "strip.h"
 
-enum {
-	OPT_PREFIX = WSNAP_OPT_FIRST_PRIVATE,
+struct strip_args {
+	struct wsnap_policy policy;
+	const char *prefix;
+	bool verbose;
 };
 
-static const char strip_usage[] =
-	"usage: wsnap strip-prefix [POLICY] --prefix P [-v] IN|- OUT|-\n"
-	"\n"
-	"Writes an uncompressed pax tar whose members are relative to P: a\n"
-	"member 'P' (or a root entry) becomes '.', 'P/x' becomes 'x', "
-	"anything\n"
-	"else is rejected. Every input member must pass the single-member "
-	"rules\n"
-	"on its original name; the result keeps every header attribute, gets "
-	"a\n"
-	"fresh pax 'path' where the new name needs one, and is validated "
-	"again\n"
-	"with POLICY (where --skip and --reject-path name the new paths) "
-	"before\n"
-	"OUT is replaced (temporary file + rename) or standard output "
-	"written.\n"
-	"Compressed or piped input is decompressed to an unlinked temporary\n"
-	"file ($TMPDIR, else /tmp); OUT '-' is staged there too.\n"
-	"\n"
-	"  --prefix P     the prefix to strip (required, not empty)\n"
-	"  -v, --verbose  print a summary line on stderr\n"
-	"  -h, --help     this help\n"
-	"\n"
-	"exit status: 0 ok, 2 usage, 3 archive rejected, 4 I/O error\n";
+#define T struct strip_args
+/* clang-format off */
+static const struct wsnap_option strip_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_STRING_FLAGS(0, "prefix", "P", T, prefix,
+			       WSNAP_OPTION_REQUIRED,
+			       "the prefix to strip (required, not empty)"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
+		       "print a summary line on stderr"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage strip_usage = {
+	.name = "strip-prefix",
+	.operands = "IN|- OUT|-",
+	.description =
+		"Writes an uncompressed pax tar whose members are relative to "
+		"P: a member 'P' (or a root entry) becomes '.', 'P/x' becomes "
+		"'x', anything else is rejected. Every input member must pass "
+		"the single-member rules on its original name; the result "
+		"keeps every header attribute, gets a fresh pax 'path' where "
+		"the new name needs one, and is validated again with POLICY "
+		"(where --skip and --reject-path name the new paths) before "
+		"OUT is replaced (temporary file + rename) or standard output "
+		"written. Compressed or piped input is decompressed to an "
+		"unlinked temporary file ($TMPDIR, else /tmp); OUT '-' is "
+		"staged there too.",
+	.exit_status = "0 ok, 2 usage, 3 archive rejected, 4 I/O error",
+	.options = strip_options,
+};
+/* clang-format on */
+#undef T
 
 /* An unlinked read-write file in the temporary directory. */
 static int open_staging(struct wsnap_error *err)
@@ -116,54 +125,22 @@ static int finish_named(int fd, const char *tmp, const char *out,
 
 int wsnap_cmd_strip_prefix(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"prefix", required_argument, NULL, OPT_PREFIX},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	struct wsnap_policy policy;
+	struct strip_args a = {0};
 	struct wsnap_strip_stats st;
 	struct wsnap_error err;
-	const char *prefix = NULL, *in, *out;
+	const char *in, *out;
 	char *tmp = NULL;
-	bool verbose = false;
-	int opt, rc, in_fd = -1, out_fd = -1;
+	int rc, in_fd = -1, out_fd = -1;
 
-	wsnap_policy_init(&policy);
+	wsnap_policy_init(&a.policy);
 	wsnap_error_clear(&err);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":vh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			fputs(strip_usage, stdout);
-			fputs(wsnap_policy_help, stdout);
-			rc = 0;
-			goto out;
-		case 'v':
-			verbose = true;
-			break;
-		case OPT_PREFIX:
-			prefix = optarg;
-			break;
-		default:
-			rc = wsnap_opts_rest(argv[0], &policy, opt, optarg,
-					     argv);
-			if (rc == 1)
-				break;
-			goto out;
-		}
-	}
-	if (argc - optind != 2) {
-		rc = wsnap_usage_error("strip-prefix",
-				       argc - optind > 2 ? "too many arguments"
-							 : "missing IN OUT");
+	rc = wsnap_options_parse(&strip_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	}
-	if (!prefix) {
-		rc = wsnap_usage_error("strip-prefix", "--prefix is required");
+	if (argc != 2) {
+		rc = wsnap_usage_error("strip-prefix",
+				       argc > 2 ? "too many arguments"
+						: "missing IN OUT");
 		goto out;
 	}
 	{
@@ -171,7 +148,7 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		struct wsnap_policy probe;
 
 		wsnap_policy_init(&probe);
-		rc = wsnap_policy_set_strip_prefix(&probe, prefix, &err);
+		rc = wsnap_policy_set_strip_prefix(&probe, a.prefix, &err);
 		wsnap_policy_release(&probe);
 		if (rc != WSNAP_OK) {
 			rc = wsnap_usage_error("strip-prefix", "%s",
@@ -179,8 +156,8 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 			goto out;
 		}
 	}
-	in = argv[optind];
-	out = argv[optind + 1];
+	in = argv[0];
+	out = argv[1];
 	if (out[0] == '\0') {
 		rc = wsnap_usage_error("strip-prefix", "empty OUT");
 		goto out;
@@ -198,8 +175,8 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		rc = wsnap_report(&err, false);
 		goto out;
 	}
-	if (wsnap_strip_run(in_fd, out_fd, &policy, prefix, NULL, &st, &err) !=
-		    WSNAP_OK ||
+	if (wsnap_strip_run(in_fd, out_fd, &a.policy, a.prefix, NULL, &st,
+			    &err) != WSNAP_OK ||
 	    (tmp ? finish_named(out_fd, tmp, out, &err)
 		 : copy_to_stdout(out_fd, &err)) < 0) {
 		rc = wsnap_report(&err, false);
@@ -209,7 +186,7 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		free(tmp);
 		tmp = NULL; /* renamed: nothing to clean up */
 	}
-	if (verbose)
+	if (a.verbose)
 		fprintf(stderr,
 			"wsnap: strip-prefix: %" PRIu64 " members, %" PRIu64
 			" bytes written (input %s, %" PRIu64
@@ -226,6 +203,6 @@ out:
 		close(out_fd);
 	if (in_fd >= 0 && in_fd != STDIN_FILENO)
 		close(in_fd);
-	wsnap_policy_release(&policy);
+	wsnap_policy_release(&a.policy);
 	return rc;
 }

@@ -15,7 +15,6 @@
  * unmount_path().
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,31 +24,39 @@
 #include "mounts.h"
 #include "opts.h"
 
-enum {
-	OPT_LAZY = WSNAP_OPT_FIRST_PRIVATE,
-};
-
 enum mount_kind {
 	MOUNT_KIND_NONE,     /* nothing mounted at the path */
 	MOUNT_KIND_SNAPSHOT, /* wsnap mount: FUSE, subtype wsnap */
 	MOUNT_KIND_OTHER,    /* not ours: refused */
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: wsnap unmount [--lazy] MOUNTPOINT|WORKSPACE\n\n"
-		   "Takes down what 'wsnap mount' set up at MOUNTPOINT, or "
-		   "what 'wsnap hydrate'\nset up at WORKSPACE (the overlay, "
-		   "then the snapshot under it, then its\nstate directory); "
-		   "also clears the mounts of filesystem daemons that died.\n"
-		   "A busy mount (a process has a file open or its working "
-		   "directory in it) is\nrefused with nothing changed.\n\n"
-		   "  -z, --lazy   detach a busy mount now; it goes away when "
-		   "its last user leaves\n"
-		   "  -h, --help   this help\n\n"
-		   "exit status: 0 unmounted, 2 usage, 4 not mounted, busy or "
-		   "I/O error\n");
-}
+struct unmount_args {
+	bool lazy;
+};
+
+/* clang-format off */
+static const struct wsnap_option unmount_options[] = {
+	WSNAP_OPT_BOOL('z', "lazy", struct unmount_args, lazy,
+		       "detach a busy mount now; it goes away when its last "
+		       "user leaves"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_cmd_usage unmount_usage = {
+	.name = "unmount",
+	.operands = "MOUNTPOINT|WORKSPACE",
+	.description =
+		"Takes down what 'wsnap mount' set up at MOUNTPOINT, or what "
+		"'wsnap hydrate' set up at WORKSPACE (the overlay, then the "
+		"snapshot under it, then its state directory); also clears "
+		"the mounts of filesystem daemons that died. A busy mount (a "
+		"process has a file open or its working directory in it) is "
+		"refused with nothing changed.",
+	.exit_status =
+		"0 unmounted, 2 usage, 4 not mounted, busy or I/O error",
+	.options = unmount_options,
+};
+/* clang-format on */
 
 static enum mount_kind kind_of_type(const char *fstype)
 {
@@ -89,39 +96,23 @@ static enum wsnap_status unmount_path(const char *abs, enum mount_kind kind,
 
 int wsnap_cmd_unmount(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"lazy", no_argument, NULL, OPT_LAZY},
-		{"help", no_argument, NULL, WSNAP_OPT_HELP},
-		{NULL, 0, NULL, 0},
-	};
 	static struct wsnap_error err; /* large: not on the stack */
+	struct unmount_args a = {0};
 	enum wsnap_status status;
 	char fstype[WSNAP_FSTYPE_MAX] = "";
-	bool lazy = false;
+	bool lazy;
 	char *abs = NULL;
-	int opt, kind;
+	int kind, rc;
 
 	wsnap_error_clear(&err);
-	optind = 1;
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, ":zh", longopts, NULL)) != -1) {
-		switch (opt) {
-		case 'z':
-		case OPT_LAZY:
-			lazy = true;
-			break;
-		case 'h':
-		case WSNAP_OPT_HELP:
-			usage(stdout);
-			return 0;
-		default:
-			return wsnap_opts_bad_option("unmount", opt, argv);
-		}
-	}
-	if (argc - optind != 1)
+	rc = wsnap_options_parse(&unmount_usage, &a, &argc, argv);
+	if (rc != WSNAP_OPTIONS_RUN)
+		return rc;
+	if (argc != 1)
 		return wsnap_usage_error("unmount", "want one MOUNTPOINT");
+	lazy = a.lazy;
 
-	abs = wsnap_mounts_resolve(argv[optind], NULL, &err);
+	abs = wsnap_mounts_resolve(argv[0], NULL, &err);
 	if (!abs)
 		return wsnap_report(&err, false);
 	if (wsnap_hydrate_unmount(abs, lazy, &status, &err)) {

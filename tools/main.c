@@ -85,7 +85,6 @@ int main(int argc, char **argv)
 		cmd = find(argv[2]);
 		if (!cmd)
 			return unknown(argv[2]);
-		wsnap_opts_set_command(cmd->name);
 		return cmd->run(2, help_argv);
 	}
 	cmd = find(argv[1]);
@@ -97,6 +96,5 @@ int main(int argc, char **argv)
 						 argv[1]);
 		return unknown(argv[1]);
 	}
-	wsnap_opts_set_command(cmd->name);
 	return cmd->run(argc - 1, argv + 1);
 }

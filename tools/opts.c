@@ -1,5 +1,6 @@
 /*
- * Option parsing and error reporting shared by the subcommands (opts.h).
+ * The policy options and the error reporting shared by the subcommands
+ * (opts.h).
  *
  * Every message goes to stderr as one line 'wsnap: ...'. Member names,
  * paths and reasons are escaped (policy.md section 2) before they reach a
@@ -15,33 +16,6 @@
 
 #include "escape.h"
 #include "json.h"
-
-const char wsnap_policy_help[] =
-	"policy options (all repeatable ones may be given many times):\n"
-	"  --allow-external-symlinks  accept symlinks whose targets leave the "
-	"snapshot\n"
-	"  --no-symlinks              reject every symlink member\n"
-	"  --skip P                   ignore members within P entirely\n"
-	"  --root-name R              --skip also matches below a first "
-	"component R\n"
-	"  --reject-path R            reject members overlapping protected "
-	"path R\n"
-	"  --reject-symlink P         reject a symlink member at exactly P\n"
-	"  --max-members N            most non-root members (2000000)\n"
-	"  --max-total-size BYTES     most bytes of all files together (64G)\n"
-	"  --max-file-size BYTES      most bytes of one file (unlimited)\n"
-	"  --max-path-length BYTES    longest path (4096)\n"
-	"  --max-depth N              most path components (256)\n"
-	"  BYTES: a number with an optional K, M, G, T or P suffix (powers of\n"
-	"  1024), or 'unlimited'.\n";
-
-/* The subcommand being run, for messages; see wsnap_opts_set_command. */
-static const char *command_name;
-
-void wsnap_opts_set_command(const char *name)
-{
-	command_name = name;
-}
 
 /* Usage errors also go to stdout as JSON; see wsnap_opts_usage_json. */
 static bool usage_json;
@@ -95,253 +69,94 @@ int wsnap_usage_error(const char *cmd, const char *fmt, ...)
 	return rc;
 }
 
-int wsnap_opts_bad_option(const char *cmd, int c, char *const argv[])
+/* A configured path's status (the policy's setters): 0, or the exit code
+ * after the error was reported. */
+static int policy_result(const char *cmd, enum wsnap_status st,
+			 const struct wsnap_error *err)
 {
-	const char *arg = optind > 0 ? argv[optind - 1] : NULL;
-	const char *what = c == ':' ? "needs an argument" : "is not known";
-	char shortopt[3] = {'-', (char)optopt, '\0'};
-	int len;
-
-	/*
-	 * A long option is in argv[optind - 1] ('--name' or '--name=value');
-	 * a short one may sit in a group ('-fx'), so only optopt names it.
-	 */
-	if (arg && arg[0] == '-' && arg[1] == '-') {
-		len = (int)strcspn(arg, "=");
-		if (c != ':' && arg[len] == '=' && optopt)
-			what = "takes no argument";
-	} else {
-		arg = shortopt;
-		len = 2;
-	}
-	return wsnap_usage_error(cmd, "option '%.*s' %s", len, arg, what);
+	if (st == WSNAP_OK)
+		return 0;
+	if (st != WSNAP_USAGE)
+		return wsnap_report(err, usage_json);
+	/* usage_v escapes the message */
+	return wsnap_usage_error(cmd, "%s", err->reason);
 }
 
-int wsnap_opts_rest(const char *cmd, struct wsnap_policy *p, int opt,
-		    const char *arg, char *const argv[])
-{
-	int r;
-
-	if (opt == '?' || opt == ':')
-		return wsnap_opts_bad_option(cmd, opt, argv);
-	r = wsnap_opts_policy(p, opt, arg);
-	if (r == 1)
-		return 1;
-	return r < 0 ? WSNAP_USAGE : wsnap_opts_bad_option(cmd, '?', argv);
-}
-int wsnap_opts_parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
-			    unsigned flags, const char *operand_names,
-			    void (*help)(void))
-{
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"json", no_argument, NULL, WSNAP_OPT_JSON},
-		{"verbose", no_argument, NULL, 'v'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	const char *cmd = argv[0];
-	int c, r, want = 1;
-	const char *p;
-
-	memset(cl, 0, sizeof(*cl));
-	wsnap_policy_init(&cl->policy);
-	/* --json anywhere makes usage errors JSON too, even before it */
-	for (c = 1; c < argc && strcmp(argv[c], "--"); c++)
-		if (strcmp(argv[c], "--json") == 0)
-			wsnap_opts_usage_json(true);
-	for (p = operand_names; *p; p++)
-		want += *p == ' ';
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":hv", longopts, NULL)) != -1) {
-		if (c == 'h') {
-			help();
-			return 0;
-		}
-		if (c == WSNAP_OPT_JSON) {
-			cl->json = true;
-			continue;
-		}
-		if (c == 'v' && (flags & WSNAP_CMDLINE_VERBOSE)) {
-			cl->verbose = true;
-			continue;
-		}
-		if (c == 'v') {
-			/* -v of another command: unknown here */
-			optopt = 'v';
-			c = '?';
-		}
-		r = wsnap_opts_rest(cmd, &cl->policy, c, optarg, argv);
-		if (r != 1)
-			return r;
-	}
-	cl->operands = argv + optind;
-	cl->noperands = argc - optind;
-	if (cl->noperands > want)
-		return wsnap_usage_error(cmd, "too many arguments");
-	if (cl->noperands < want)
-		return wsnap_usage_error(cmd, "missing %s", operand_names);
-	return -1;
-}
-
-enum number_kind {
-	NUMBER_COUNT, /* a plain whole number */
-	NUMBER_BYTES, /* with K/M/G/T/P suffixes, or 'unlimited' */
-};
-
-/*
- * Parses a whole number strictly: decimal digits only (no sign, no
- * space, no 0x), at most max; for bytes an optional binary suffix.
- */
-static bool parse_number(const char *s, enum number_kind kind, uint64_t max,
-			 uint64_t *out)
-{
-	unsigned long long v;
-	unsigned shift = 0;
-	char *end;
-
-	if (kind == NUMBER_BYTES && strcmp(s, "unlimited") == 0) {
-		*out = UINT64_MAX;
-		return max == UINT64_MAX;
-	}
-	if (s[0] < '0' || s[0] > '9')
-		return false;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return false;
-	if (kind == NUMBER_BYTES && *end) {
-		switch (*end) {
-		case 'k':
-		case 'K':
-			shift = 10;
-			break;
-		case 'M':
-			shift = 20;
-			break;
-		case 'G':
-			shift = 30;
-			break;
-		case 'T':
-			shift = 40;
-			break;
-		case 'P':
-			shift = 50;
-			break;
-		default:
-			return false;
-		}
-		end++;
-		/* 64G, 64GiB and 64GB all mean 64 GiB */
-		if (*end == 'i')
-			end++;
-		if (*end == 'B')
-			end++;
-	}
-	if (*end)
-		return false;
-	if (shift && v > (UINT64_MAX >> shift))
-		return false;
-	v <<= shift;
-	if (v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
-struct limit_opt {
-	int opt;
-	const char *name;
-	enum number_kind kind;
-	uint64_t max;
-	size_t field; /* offset in struct wsnap_policy */
-};
-
-/*
- * Ranges: inos are 32-bit, so at most 2^32 - 2 members; no path or depth
- * can exceed what the reader accepts for one member's headers.
- */
-static const struct limit_opt limit_opts[] = {
-	{WSNAP_OPT_MAX_MEMBERS, "--max-members", NUMBER_COUNT, UINT32_MAX - 1,
-	 offsetof(struct wsnap_policy, max_members)},
-	{WSNAP_OPT_MAX_TOTAL_SIZE, "--max-total-size", NUMBER_BYTES, UINT64_MAX,
-	 offsetof(struct wsnap_policy, max_total_size)},
-	{WSNAP_OPT_MAX_FILE_SIZE, "--max-file-size", NUMBER_BYTES, UINT64_MAX,
-	 offsetof(struct wsnap_policy, max_file_size)},
-	{WSNAP_OPT_MAX_PATH_LENGTH, "--max-path-length", NUMBER_COUNT,
-	 WSNAP_READER_MAX_HEADER_BYTES,
-	 offsetof(struct wsnap_policy, max_path_length)},
-	{WSNAP_OPT_MAX_DEPTH, "--max-depth", NUMBER_COUNT,
-	 WSNAP_READER_MAX_HEADER_BYTES / 2,
-	 offsetof(struct wsnap_policy, max_depth)},
-};
-
-int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
+static int policy_skip(const char *cmd, void *policy, const char *arg)
 {
 	struct wsnap_error err;
-	enum wsnap_status st;
-	uint64_t v;
-	size_t i;
 
-	for (i = 0; i < sizeof(limit_opts) / sizeof(limit_opts[0]); i++) {
-		const struct limit_opt *l = &limit_opts[i];
-
-		if (l->opt != opt)
-			continue;
-		if (!parse_number(arg, l->kind, l->max, &v)) {
-			/* the value quoted (usage_v escapes), cut if long */
-			int cut = (int)strnlen(arg, 64);
-
-			if (l->kind == NUMBER_BYTES)
-				wsnap_usage_error(
-					command_name,
-					"invalid %s '%.*s': want a number of "
-					"bytes such as 1000, 64K, 1M, 64G, "
-					"or 'unlimited'",
-					l->name, cut, arg);
-			else
-				wsnap_usage_error(
-					command_name,
-					"invalid %s '%.*s': want a whole "
-					"number from 0 to %llu",
-					l->name, cut, arg,
-					(unsigned long long)l->max);
-			return -1;
-		}
-		memcpy((char *)p + l->field, &v, sizeof(v));
-		return 1;
-	}
-	switch (opt) {
-	case WSNAP_OPT_ALLOW_EXTERNAL_SYMLINKS:
-		p->allow_external_symlinks = true;
-		return 1;
-	case WSNAP_OPT_NO_SYMLINKS:
-		p->no_symlinks = true;
-		return 1;
-	case WSNAP_OPT_SKIP:
-		st = wsnap_policy_add_skip(p, arg, &err);
-		break;
-	case WSNAP_OPT_ROOT_NAME:
-		st = wsnap_policy_set_root_name(p, arg, &err);
-		break;
-	case WSNAP_OPT_REJECT_PATH:
-		st = wsnap_policy_add_reject_path(p, arg, &err);
-		break;
-	case WSNAP_OPT_REJECT_SYMLINK:
-		st = wsnap_policy_add_reject_symlink(p, arg, &err);
-		break;
-	default:
-		return 0;
-	}
-	if (st == WSNAP_OK)
-		return 1;
-	if (st == WSNAP_USAGE) {
-		wsnap_usage_error(command_name, "%s", err.reason);
-	} else {
-		wsnap_report(&err, usage_json);
-	}
-	return -1;
+	return policy_result(cmd, wsnap_policy_add_skip(policy, arg, &err),
+			     &err);
 }
+
+static int policy_root_name(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(cmd, wsnap_policy_set_root_name(policy, arg, &err),
+			     &err);
+}
+
+static int policy_reject_path(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(
+		cmd, wsnap_policy_add_reject_path(policy, arg, &err), &err);
+}
+
+static int policy_reject_symlink(const char *cmd, void *policy, const char *arg)
+{
+	struct wsnap_error err;
+
+	return policy_result(
+		cmd, wsnap_policy_add_reject_symlink(policy, arg, &err), &err);
+}
+
+/*
+ * The callbacks' target is the whole policy (offset 0). Ranges: inos are
+ * 32-bit, so at most 2^32 - 2 members; no path or depth can exceed what the
+ * reader accepts for one member's headers.
+ */
+#define P struct wsnap_policy
+/* clang-format off */
+const struct wsnap_option wsnap_policy_options[] = {
+	WSNAP_OPT_GROUP("policy options (all repeatable ones may be given "
+			"many times):"),
+	WSNAP_OPT_BOOL(0, "allow-external-symlinks", P, allow_external_symlinks,
+		       "accept symlinks whose targets leave the snapshot"),
+	WSNAP_OPT_BOOL(0, "no-symlinks", P, no_symlinks,
+		       "reject every symlink member"),
+	WSNAP_OPT_CALLBACK(0, "skip", "P", 0, policy_skip,
+			   "ignore members within P entirely"),
+	WSNAP_OPT_CALLBACK(0, "root-name", "R", 0, policy_root_name,
+			   "--skip also matches below a first component R"),
+	WSNAP_OPT_CALLBACK(0, "reject-path", "R", 0, policy_reject_path,
+			   "reject members overlapping protected path R"),
+	WSNAP_OPT_CALLBACK(0, "reject-symlink", "P", 0,
+			   policy_reject_symlink,
+			   "reject a symlink member at exactly P"),
+	WSNAP_OPT_NUMBER(0, "max-members", "N", P, max_members,
+			 UINT32_MAX - 1, 0, "most non-root members (2000000)"),
+	WSNAP_OPT_NUMBER(0, "max-total-size", "BYTES", P, max_total_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most bytes of all files together (64G)"),
+	WSNAP_OPT_NUMBER(0, "max-file-size", "BYTES", P, max_file_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most bytes of one file (unlimited)"),
+	WSNAP_OPT_NUMBER(0, "max-path-length", "BYTES", P, max_path_length,
+			 WSNAP_READER_MAX_HEADER_BYTES, 0,
+			 "longest path (4096)"),
+	WSNAP_OPT_NUMBER(0, "max-depth", "N", P, max_depth,
+			 WSNAP_READER_MAX_HEADER_BYTES / 2, 0,
+			 "most path components (256)"),
+	WSNAP_OPT_NOTE("BYTES: a number with an optional K, M, G, T or P "
+		       "suffix (powers of 1024), or 'unlimited'."),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef P
 
 /* Hints for rejections that an option would let through (cli.md). */
 struct hint {

@@ -1,7 +1,7 @@
 /*
  * Mount helpers shared by the subcommands (mounts.h). The snapshot mount
- * itself, wsnap_mount_snapshot(), lives in cmd_mount.c next to the code of
- * 'wsnap mount' it shares.
+ * itself, wsnap_mount_snapshot(), lives in snapshot.c with the background
+ * mount of 'wsnap mount' it shares.
  */
 #include "mounts.h"
 

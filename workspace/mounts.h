@@ -64,7 +64,8 @@ enum wsnap_status wsnap_mounts_fusermount(const char *abs, bool lazy,
  * empty directory) exactly as 'wsnap mount' does without options: the
  * filesystem daemon is a detached copy of this process, and the call
  * returns once the mount answers. idx stays the caller's. Errors: WSNAP_IO
- * (the mount failed; libfuse's message in the reason).
+ * (the mount failed; libfuse's message in the reason). Defined in
+ * snapshot.c, on the pieces snapshot.h declares.
  */
 enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
 				       const char *mountpoint,

@@ -1,7 +1,8 @@
 /*
- * Unit tests of tools/opts.c: policy option parsing (strict numbers, size
- * suffixes, ranges, configured paths), error reporting (the policy format,
- * hint lines, I/O messages, the --json objects) and usage errors.
+ * Unit tests of tools/opts.c: the policy options (strict numbers, size
+ * suffixes, ranges, configured paths) as the parser applies them, error
+ * reporting (the policy format, hint lines, I/O messages, the --json
+ * objects) and usage errors, also those of a subcommand's command line.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,82 +14,63 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "capture.h"
+#include "commands.h"
 #include "opts.h"
 
-/* Captures what is written to stdout and stderr between begin and end. */
-struct capture {
-	FILE *out, *err;
-	int saved_out, saved_err;
-	char stdout_text[8192], stderr_text[8192];
-};
-
-static void capture_begin(struct capture *c)
+/*
+ * Parses 'cmd opt arg' (arg NULL: 'cmd opt') with the policy options alone,
+ * into p; stderr in c. Returns 1 when the option was applied, -1 after a
+ * usage error.
+ */
+static int apply_cmd(const char *cmd, struct wsnap_policy *p, const char *opt,
+		     const char *arg, struct ts_capture *c)
 {
-	fflush(stdout);
-	fflush(stderr);
-	c->out = tmpfile();
-	c->err = tmpfile();
-	assert_non_null(c->out);
-	assert_non_null(c->err);
-	c->saved_out = dup(STDOUT_FILENO);
-	c->saved_err = dup(STDERR_FILENO);
-	dup2(fileno(c->out), STDOUT_FILENO);
-	dup2(fileno(c->err), STDERR_FILENO);
+	const struct wsnap_cmd_usage u = {
+		.name = cmd,
+		.operands = "",
+		.description = "",
+		.exit_status = "",
+		.options = wsnap_policy_options,
+	};
+	char *argv[] = {(char *)cmd, (char *)opt, (char *)arg, NULL};
+	int argc = arg ? 3 : 2, r;
+
+	ts_capture_begin(c);
+	r = wsnap_options_parse(&u, p, &argc, argv);
+	ts_capture_end(c);
+	if (r == WSNAP_OPTIONS_RUN) {
+		assert_int_equal(argc, 0);
+		return 1;
+	}
+	assert_int_equal(r, 2);
+	return -1;
 }
 
-static void slurp(FILE *f, char *buf, size_t cap)
+static int apply(struct wsnap_policy *p, const char *opt, const char *arg,
+		 struct ts_capture *c)
 {
-	size_t n;
-
-	rewind(f);
-	n = fread(buf, 1, cap - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-}
-
-static void capture_end(struct capture *c)
-{
-	fflush(stdout);
-	fflush(stderr);
-	dup2(c->saved_out, STDOUT_FILENO);
-	dup2(c->saved_err, STDERR_FILENO);
-	close(c->saved_out);
-	close(c->saved_err);
-	slurp(c->out, c->stdout_text, sizeof(c->stdout_text));
-	slurp(c->err, c->stderr_text, sizeof(c->stderr_text));
-}
-
-/* Applies one option, returns wsnap_opts_policy's result; stderr in c. */
-static int apply(struct wsnap_policy *p, int opt, const char *arg,
-		 struct capture *c)
-{
-	int r;
-
-	capture_begin(c);
-	r = wsnap_opts_policy(p, opt, arg);
-	capture_end(c);
-	return r;
+	return apply_cmd("check", p, opt, arg, c);
 }
 
 static void test_cli_limits_plain_numbers(void **state)
 {
 	struct wsnap_policy p;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_policy_init(&p);
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_MEMBERS, "0", &c), 1);
+	assert_int_equal(apply(&p, "--max-members", "0", &c), 1);
 	assert_int_equal(p.max_members, 0);
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_MEMBERS, "4294967294", &c), 1);
+	assert_int_equal(apply(&p, "--max-members", "4294967294", &c), 1);
 	assert_int_equal(p.max_members, 4294967294ULL);
 	assert_int_equal(
-		apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, "18446744073709551615", &c),
-		1);
+		apply(&p, "--max-total-size", "18446744073709551615", &c), 1);
 	assert_true(p.max_total_size == UINT64_MAX);
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_FILE_SIZE, "1000", &c), 1);
+	assert_int_equal(apply(&p, "--max-file-size", "1000", &c), 1);
 	assert_int_equal(p.max_file_size, 1000);
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_PATH_LENGTH, "4097", &c), 1);
+	assert_int_equal(apply(&p, "--max-path-length", "4097", &c), 1);
 	assert_int_equal(p.max_path_length, 4097);
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_DEPTH, "007", &c), 1);
+	assert_int_equal(apply(&p, "--max-depth", "007", &c), 1);
 	assert_int_equal(p.max_depth, 7);
 	assert_string_equal(c.stderr_text, "");
 	wsnap_policy_release(&p);
@@ -113,16 +95,16 @@ static void test_cli_limits_size_suffixes(void **state)
 		{"unlimited", UINT64_MAX},
 	};
 	struct wsnap_policy p;
-	struct capture c;
+	struct ts_capture c;
 	size_t i;
 
 	wsnap_policy_init(&p);
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
-		assert_int_equal(
-			apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, ok[i].arg, &c), 1);
+		assert_int_equal(apply(&p, "--max-total-size", ok[i].arg, &c),
+				 1);
 		assert_true(p.max_total_size == ok[i].want);
-		assert_int_equal(
-			apply(&p, WSNAP_OPT_MAX_FILE_SIZE, ok[i].arg, &c), 1);
+		assert_int_equal(apply(&p, "--max-file-size", ok[i].arg, &c),
+				 1);
 		assert_true(p.max_file_size == ok[i].want);
 	}
 	wsnap_policy_release(&p);
@@ -162,14 +144,13 @@ static void test_cli_limits_rejects_bad_numbers(void **state)
 		"18446744073709551616",
 	};
 	struct wsnap_policy p;
-	struct capture c;
+	struct ts_capture c;
 	size_t i;
 
 	wsnap_policy_init(&p);
-	wsnap_opts_set_command("check");
 	for (i = 0; i < sizeof(bad_count) / sizeof(bad_count[0]); i++) {
-		assert_int_equal(
-			apply(&p, WSNAP_OPT_MAX_MEMBERS, bad_count[i], &c), -1);
+		assert_int_equal(apply(&p, "--max-members", bad_count[i], &c),
+				 -1);
 		assert_true(strncmp(c.stderr_text,
 				    "wsnap: check: invalid --max-members ",
 				    36) == 0);
@@ -181,87 +162,85 @@ static void test_cli_limits_rejects_bad_numbers(void **state)
 				 strlen(c.stderr_text));
 		assert_int_equal(p.max_members, WSNAP_DEFAULT_MAX_MEMBERS);
 		/* counts take no 'unlimited' either */
-		assert_int_equal(
-			apply(&p, WSNAP_OPT_MAX_DEPTH, bad_count[i], &c), -1);
+		assert_int_equal(apply(&p, "--max-depth", bad_count[i], &c),
+				 -1);
 	}
-	assert_int_equal(apply(&p, WSNAP_OPT_MAX_DEPTH, "unlimited", &c), -1);
+	assert_int_equal(apply(&p, "--max-depth", "unlimited", &c), -1);
 	for (i = 0; i < sizeof(bad_bytes) / sizeof(bad_bytes[0]); i++) {
 		assert_int_equal(
-			apply(&p, WSNAP_OPT_MAX_TOTAL_SIZE, bad_bytes[i], &c),
-			-1);
+			apply(&p, "--max-total-size", bad_bytes[i], &c), -1);
 		assert_true(p.max_total_size == WSNAP_DEFAULT_MAX_TOTAL_SIZE);
 	}
 	/* the value is quoted and escaped in the message */
-	apply(&p, WSNAP_OPT_MAX_MEMBERS, "1\x1b[2J", &c);
+	apply(&p, "--max-members", "1\x1b[2J", &c);
 	assert_string_equal(c.stderr_text,
 			    "wsnap: check: invalid --max-members '1\\x1b[2J': "
 			    "want a whole number from 0 to 4294967294 (see "
 			    "'wsnap check --help')\n");
-	wsnap_opts_set_command(NULL);
 	wsnap_policy_release(&p);
 }
 
 static void test_cli_flags_and_paths(void **state)
 {
 	struct wsnap_policy p;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_policy_init(&p);
-	assert_int_equal(apply(&p, WSNAP_OPT_ALLOW_EXTERNAL_SYMLINKS, NULL, &c),
-			 1);
+	assert_int_equal(apply(&p, "--allow-external-symlinks", NULL, &c), 1);
 	assert_true(p.allow_external_symlinks);
-	assert_int_equal(apply(&p, WSNAP_OPT_NO_SYMLINKS, NULL, &c), 1);
+	assert_int_equal(apply(&p, "--no-symlinks", NULL, &c), 1);
 	assert_true(p.no_symlinks);
-	assert_int_equal(apply(&p, WSNAP_OPT_SKIP, "./a//b/", &c), 1);
-	assert_int_equal(apply(&p, WSNAP_OPT_SKIP, "/c", &c), 1);
+	assert_int_equal(apply(&p, "--skip", "./a//b/", &c), 1);
+	assert_int_equal(apply(&p, "--skip", "/c", &c), 1);
 	assert_int_equal(p.skip.count, 2);
 	assert_string_equal(p.skip.items[0], "a/b");
 	assert_string_equal(p.skip.items[1], "c");
-	assert_int_equal(apply(&p, WSNAP_OPT_REJECT_PATH, "remote/nested", &c),
-			 1);
+	assert_int_equal(apply(&p, "--reject-path", "remote/nested", &c), 1);
 	assert_string_equal(p.reject_path.items[0], "remote/nested");
-	assert_int_equal(apply(&p, WSNAP_OPT_REJECT_SYMLINK, "x/", &c), 1);
+	assert_int_equal(apply(&p, "--reject-symlink", "x/", &c), 1);
 	assert_string_equal(p.reject_symlink.items[0], "x");
-	assert_int_equal(apply(&p, WSNAP_OPT_ROOT_NAME, "workspace/", &c), 1);
+	assert_int_equal(apply(&p, "--root-name", "workspace/", &c), 1);
 	assert_string_equal(p.root_name, "workspace");
-	/* not policy options */
-	assert_int_equal(apply(&p, WSNAP_OPT_JSON, NULL, &c), 0);
-	assert_int_equal(apply(&p, 'v', NULL, &c), 0);
 	assert_string_equal(c.stderr_text, "");
+	/* not policy options */
+	assert_int_equal(apply(&p, "--json", NULL, &c), -1);
+	assert_string_equal(c.stderr_text, "wsnap: check: option '--json' is "
+					   "not known (see 'wsnap check "
+					   "--help')\n");
+	assert_int_equal(apply(&p, "-v", NULL, &c), -1);
 	wsnap_policy_release(&p);
 }
 
 static void test_cli_root_name_must_be_one_component(void **state)
 {
 	struct wsnap_policy p;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_policy_init(&p);
-	wsnap_opts_set_command("ls");
-	assert_int_equal(apply(&p, WSNAP_OPT_ROOT_NAME, "a/b", &c), -1);
+	assert_int_equal(apply_cmd("ls", &p, "--root-name", "a/b", &c), -1);
 	assert_string_equal(c.stderr_text,
 			    "wsnap: ls: --root-name must be a single path "
 			    "component (see 'wsnap ls --help')\n");
 	assert_null(p.root_name);
-	wsnap_opts_set_command(NULL);
 	wsnap_policy_release(&p);
 }
 
 /* Reports err with json on or off; returns the exit code. */
-static int report(const struct wsnap_error *err, bool json, struct capture *c)
+static int report(const struct wsnap_error *err, bool json,
+		  struct ts_capture *c)
 {
 	int rc;
 
-	capture_begin(c);
+	ts_capture_begin(c);
 	rc = wsnap_report(err, json);
-	capture_end(c);
+	ts_capture_end(c);
 	return rc;
 }
 
 static void test_cli_report_rejection(void **state)
 {
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_error_reject(&err, "/etc/passwd", "absolute path");
 	assert_int_equal(report(&err, false, &c), 3);
@@ -286,7 +265,7 @@ static void test_cli_report_rejection(void **state)
 static void test_cli_report_rejection_json(void **state)
 {
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_error_reject(&err, "venv/bin/\xffpython3",
 			   "absolute symlink target not allowed: %s",
@@ -308,7 +287,7 @@ static void test_cli_report_rejection_json(void **state)
 static void test_cli_report_stream(void **state)
 {
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_error_stream(&err);
 	assert_int_equal(report(&err, false, &c), 3);
@@ -340,7 +319,7 @@ static void test_cli_report_limit_hints(void **state)
 		"symlink target escapes archive root",
 	};
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 	char want[512];
 	size_t i;
 
@@ -362,7 +341,7 @@ static void test_cli_report_limit_hints(void **state)
 static void test_cli_report_io(void **state)
 {
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_error_io(&err, 2, "x.tar", "cannot open");
 	assert_int_equal(report(&err, false, &c), 4);
@@ -393,7 +372,7 @@ static void test_cli_report_io(void **state)
 static void test_cli_report_usage_and_ok(void **state)
 {
 	struct wsnap_error err;
-	struct capture c;
+	struct ts_capture c;
 
 	wsnap_error_usage(&err, "an empty prefix");
 	assert_int_equal(report(&err, true, &c), 2);
@@ -409,38 +388,60 @@ static void test_cli_report_usage_and_ok(void **state)
 
 static void test_cli_usage_error_one_line(void **state)
 {
-	struct capture c;
+	struct ts_capture c;
 	int rc;
 
-	capture_begin(&c);
+	ts_capture_begin(&c);
 	rc = wsnap_usage_error("ls", "missing %s", "ARCHIVE");
-	capture_end(&c);
+	ts_capture_end(&c);
 	assert_int_equal(rc, 2);
 	assert_string_equal(c.stderr_text, "wsnap: ls: missing ARCHIVE (see "
 					   "'wsnap ls --help')\n");
 }
 
-/* Runs getopt_long over argv as a subcommand does; returns the rc of
- * wsnap_opts_bad_option for the first bad option (0 if none). */
-static int parse(int argc, char **argv, struct capture *c)
-{
-	static const struct option longopts[] = {
-		WSNAP_POLICY_LONGOPTS,
-		{"json", no_argument, NULL, WSNAP_OPT_JSON},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, rc = 0;
+/* A command line like check's: the policy options, --json, -v, -o. */
+struct cmdline {
+	struct wsnap_policy policy;
+	bool json;
+	bool verbose;
+	const char *o;
+};
 
-	optind = 0; /* full reinitialization for each argv (glibc) */
-	opterr = 0;
-	capture_begin(c);
-	while ((opt = getopt_long(argc, argv, ":hvo:", longopts, NULL)) != -1)
-		if (opt == '?' || opt == ':') {
-			rc = wsnap_opts_bad_option("check", opt, argv);
-			break;
-		}
-	capture_end(c);
+#define T struct cmdline
+/* clang-format off */
+static const struct wsnap_option cmdline_options[] = {
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_JSON(T, json, "JSON"),
+	WSNAP_OPT_BOOL('v', "verbose", T, verbose, "verbose"),
+	WSNAP_OPT_STRING('o', NULL, "OPT", T, o, "an option"),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef T
+
+/*
+ * Parses argv (argc words, argv[0] the command's name) like a subcommand
+ * into cl (released by the caller); output in c. Returns the parser's
+ * result; the operands are then in argv[0 .. *nops).
+ */
+static int parse(struct cmdline *cl, int argc, char **argv, int *nops,
+		 struct ts_capture *c)
+{
+	const struct wsnap_cmd_usage u = {
+		.name = argv[0],
+		.operands = "ARCHIVE",
+		.description = "",
+		.exit_status = "",
+		.options = cmdline_options,
+	};
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	wsnap_policy_init(&cl->policy);
+	ts_capture_begin(c);
+	rc = wsnap_options_parse(&u, cl, &argc, argv);
+	ts_capture_end(c);
+	*nops = argc;
 	return rc;
 }
 
@@ -453,104 +454,103 @@ static void test_cli_bad_options_named(void **state)
 	char *a5[] = {"check", "-o", NULL};
 	char *a6[] = {"check", "--json=yes", NULL};
 	char *a7[] = {"check", "--json", "-v", "x", NULL};
-	struct capture c;
+	struct cmdline cl;
+	struct ts_capture c;
+	int n;
 
-	assert_int_equal(parse(3, a1, &c), 2);
+	assert_int_equal(parse(&cl, 3, a1, &n, &c), 2);
 	assert_string_equal(c.stderr_text, "wsnap: check: option '--bogus' is "
 					   "not known (see 'wsnap check "
 					   "--help')\n");
-	assert_int_equal(parse(2, a2, &c), 2);
+	wsnap_policy_release(&cl.policy);
+	assert_int_equal(parse(&cl, 2, a2, &n, &c), 2);
 	assert_string_equal(c.stderr_text, "wsnap: check: option '--bogus' is "
 					   "not known (see 'wsnap check "
 					   "--help')\n");
-	assert_int_equal(parse(3, a3, &c), 2);
+	wsnap_policy_release(&cl.policy);
+	assert_int_equal(parse(&cl, 3, a3, &n, &c), 2);
 	assert_string_equal(c.stderr_text,
 			    "wsnap: check: option '--skip' needs an argument "
 			    "(see 'wsnap check --help')\n");
-	assert_int_equal(parse(2, a4, &c), 2);
+	wsnap_policy_release(&cl.policy);
+	assert_int_equal(parse(&cl, 2, a4, &n, &c), 2);
 	assert_string_equal(c.stderr_text, "wsnap: check: option '-q' is not "
 					   "known (see 'wsnap check "
 					   "--help')\n");
-	assert_int_equal(parse(2, a5, &c), 2);
+	wsnap_policy_release(&cl.policy);
+	assert_int_equal(parse(&cl, 2, a5, &n, &c), 2);
 	assert_string_equal(c.stderr_text, "wsnap: check: option '-o' needs "
 					   "an argument (see 'wsnap check "
 					   "--help')\n");
-	assert_int_equal(parse(2, a6, &c), 2);
+	wsnap_policy_release(&cl.policy);
+	assert_int_equal(parse(&cl, 2, a6, &n, &c), 2);
 	assert_string_equal(c.stderr_text,
 			    "wsnap: check: option '--json' takes no argument "
 			    "(see 'wsnap check --help')\n");
-	assert_int_equal(parse(4, a7, &c), 0);
+	wsnap_policy_release(&cl.policy);
+	wsnap_opts_usage_json(false);
+	assert_int_equal(parse(&cl, 4, a7, &n, &c), WSNAP_OPTIONS_RUN);
 	assert_string_equal(c.stderr_text, "");
+	wsnap_policy_release(&cl.policy);
+	wsnap_opts_usage_json(false);
 }
 
-static int helped;
-
-static void fake_help(void)
-{
-	helped++;
-}
-
-/* Parses a simple command line; stderr in c. */
-static int parse_simple(struct wsnap_cmdline *cl, int argc, char **argv,
-			unsigned flags, struct capture *c)
+/* Runs a subcommand (its argv as words); output in c. */
+static int run_cmd(int (*cmd)(int, char **), int argc, char **argv,
+		   struct ts_capture *c)
 {
 	int rc;
 
-	optind = 0;
-	capture_begin(c);
-	rc = wsnap_opts_parse_simple(cl, argc, argv, flags, "ARCHIVE",
-				     fake_help);
-	capture_end(c);
+	ts_capture_begin(c);
+	rc = cmd(argc, argv);
+	ts_capture_end(c);
 	return rc;
 }
 
-static void test_cli_parse_simple(void **state)
+static void test_cli_parse_command_line(void **state)
 {
 	char *a1[] = {"check", "--json",      "x.tar", "-v", "--skip",
 		      "a/",    "--max-depth", "3",     NULL};
-	char *a2[] = {"ls", "-v", "x.tar", NULL};
-	char *a3[] = {"ls", "x.tar", "--help", NULL};
-	char *a4[] = {"ls", NULL};
-	char *a5[] = {"ls", "a", "b", NULL};
-	char *a6[] = {"ls", "--max-depth", "x", "a", NULL};
-	char *a7[] = {"ls", "--", "-", NULL};
-	struct wsnap_cmdline cl;
-	struct capture c;
+	char *a2[] = {"check", "-q", "x.tar", NULL};
+	char *a3[] = {"check", "x.tar", "--help", NULL};
+	char *a4[] = {"check", NULL};
+	char *a5[] = {"check", "a", "b", NULL};
+	char *a6[] = {"check", "--max-depth", "x", "a", NULL};
+	char *a7[] = {"check", "--", "-", NULL};
+	struct cmdline cl;
+	struct ts_capture c;
+	int n;
 
-	assert_int_equal(parse_simple(&cl, 8, a1, WSNAP_CMDLINE_VERBOSE, &c),
-			 -1);
+	assert_int_equal(parse(&cl, 8, a1, &n, &c), WSNAP_OPTIONS_RUN);
 	assert_true(cl.json && cl.verbose);
-	assert_int_equal(cl.noperands, 1);
-	assert_string_equal(cl.operands[0], "x.tar");
+	assert_int_equal(n, 1);
+	assert_string_equal(a1[0], "x.tar");
+	assert_null(a1[1]);
 	assert_string_equal(cl.policy.skip.items[0], "a");
 	assert_int_equal(cl.policy.max_depth, 3);
 	wsnap_policy_release(&cl.policy);
+	wsnap_opts_usage_json(false);
 
-	assert_int_equal(parse_simple(&cl, 3, a2, 0, &c), 2);
-	assert_string_equal(c.stderr_text, "wsnap: ls: option '-v' is not "
-					   "known (see 'wsnap ls --help')\n");
-	wsnap_policy_release(&cl.policy);
+	/* the commands themselves: nothing is read before these errors */
+	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a2, &c), 2);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: option '-q' is not "
+			    "known (see 'wsnap check --help')\n");
+	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a3, &c), 0);
+	assert_true(strncmp(c.stdout_text, "usage: wsnap check ", 19) == 0);
+	assert_string_equal(c.stderr_text, "");
+	assert_int_equal(run_cmd(wsnap_cmd_check, 1, a4, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: missing ARCHIVE (see "
+					   "'wsnap check --help')\n");
+	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a5, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: check: too many arguments "
+					   "(see 'wsnap check --help')\n");
+	assert_int_equal(run_cmd(wsnap_cmd_check, 4, a6, &c), 2);
+	assert_string_equal(c.stdout_text, "");
 
-	helped = 0;
-	assert_int_equal(parse_simple(&cl, 3, a3, 0, &c), 0);
-	assert_int_equal(helped, 1);
-	wsnap_policy_release(&cl.policy);
-
-	assert_int_equal(parse_simple(&cl, 1, a4, 0, &c), 2);
-	assert_string_equal(c.stderr_text, "wsnap: ls: missing ARCHIVE (see "
-					   "'wsnap ls --help')\n");
-	wsnap_policy_release(&cl.policy);
-
-	assert_int_equal(parse_simple(&cl, 3, a5, 0, &c), 2);
-	assert_string_equal(c.stderr_text, "wsnap: ls: too many arguments "
-					   "(see 'wsnap ls --help')\n");
-	wsnap_policy_release(&cl.policy);
-
-	assert_int_equal(parse_simple(&cl, 4, a6, 0, &c), 2);
-	wsnap_policy_release(&cl.policy);
-
-	assert_int_equal(parse_simple(&cl, 3, a7, 0, &c), -1);
-	assert_string_equal(cl.operands[0], "-");
+	assert_int_equal(parse(&cl, 3, a7, &n, &c), WSNAP_OPTIONS_RUN);
+	assert_int_equal(n, 1);
+	assert_string_equal(a7[0], "-");
 	wsnap_policy_release(&cl.policy);
 	assert_string_equal(c.stdout_text, "");
 }
@@ -561,10 +561,11 @@ static void test_cli_usage_error_json(void **state)
 	char *a1[] = {"check", "--bogus", "x.tar", "--json", NULL};
 	char *a2[] = {"check", "--max-depth", "1x", "--json", "x.tar", NULL};
 	char *a3[] = {"check", "--", "--json", NULL};
-	struct wsnap_cmdline cl;
-	struct capture c;
+	struct cmdline cl;
+	struct ts_capture c;
+	int n;
 
-	assert_int_equal(parse_simple(&cl, 4, a1, 0, &c), 2);
+	assert_int_equal(parse(&cl, 4, a1, &n, &c), 2);
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
 			    "\"option '--bogus' is not known\"}\n");
@@ -574,24 +575,22 @@ static void test_cli_usage_error_json(void **state)
 	wsnap_policy_release(&cl.policy);
 	wsnap_opts_usage_json(false);
 
-	wsnap_opts_set_command("check");
-	assert_int_equal(parse_simple(&cl, 5, a2, 0, &c), 2);
+	assert_int_equal(parse(&cl, 5, a2, &n, &c), 2);
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
 			    "\"invalid --max-depth '1x': want a whole number "
 			    "from 0 to 2097152\"}\n");
 	wsnap_policy_release(&cl.policy);
 	wsnap_opts_usage_json(false);
-	wsnap_opts_set_command(NULL);
 
 	/* after '--' it is an operand, not the option */
-	assert_int_equal(parse_simple(&cl, 3, a3, 0, &c), -1);
-	assert_string_equal(cl.operands[0], "--json");
+	assert_int_equal(parse(&cl, 3, a3, &n, &c), WSNAP_OPTIONS_RUN);
+	assert_string_equal(a3[0], "--json");
 	assert_false(cl.json);
 	wsnap_policy_release(&cl.policy);
-	capture_begin(&c);
+	ts_capture_begin(&c);
 	wsnap_usage_error("check", "x");
-	capture_end(&c);
+	ts_capture_end(&c);
 	assert_string_equal(c.stdout_text, "");
 }
 
@@ -611,7 +610,7 @@ int main(void)
 		cmocka_unit_test(test_cli_report_usage_and_ok),
 		cmocka_unit_test(test_cli_usage_error_one_line),
 		cmocka_unit_test(test_cli_bad_options_named),
-		cmocka_unit_test(test_cli_parse_simple),
+		cmocka_unit_test(test_cli_parse_command_line),
 		cmocka_unit_test(test_cli_usage_error_json),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
