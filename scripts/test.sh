@@ -3,6 +3,8 @@
 #   WSNAP_SANITIZE=address,undefined  build with sanitizers (own build dir)
 #   WSNAP_BUILD_DIR=dir               where to build (default build, or
 #                                     build-asan with sanitizers)
+#   WSNAP_PACKAGE_TEST=1              also install dpkg-dev, debhelper and
+#                                     lintian; e2e_package then must run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
