@@ -64,6 +64,8 @@ _wsnap_options()
 			a = ""
 			if (n && match(s, /^ [A-Z][A-Z0-9_]*/))
 				a = substr(s, 2, RLENGTH - 1)
+			else if (n && match(s, /^ [a-z0-9]+(\|[a-z0-9]+)+/))
+				a = "CHOICE" # the choices themselves, as above
 			for (k = 1; k <= n; k++)
 				add(names[k], a)
 		}

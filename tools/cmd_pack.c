@@ -18,7 +18,7 @@
 
 #define CMD "pack"
 
-/* --compress C */
+/* --compress KIND */
 struct pack_compress {
 	enum wsnap_pack_compress kind;
 	bool set; /* else OUT's extension says */
@@ -47,8 +47,9 @@ static int set_compress(const char *cmd, void *target, const char *arg)
 /* clang-format off */
 static const struct wsnap_option pack_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_CALLBACK(0, "compress", "C", offsetof(T, compress),
-			   set_compress, "none, gzip, zstd or xz"),
+	WSNAP_OPT_CALLBACK(0, "compress", "none|gzip|zstd|xz",
+			   offsetof(T, compress), set_compress,
+			   "compression, instead of OUT's extension"),
 	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
 		       "print a summary on standard error"),
 	WSNAP_OPT_END(),
