@@ -152,11 +152,4 @@ enum wsnap_status wsnap_export_run(const struct wsnap_index *idx,
 				   struct wsnap_export_stats *stats,
 				   struct wsnap_error *err);
 
-/*
- * Removes the entry name in dirfd and, when it is a directory, everything
- * under it, never following a symlink (for cleaning up a failed export;
- * also used by tests). Returns 0 or -errno of the first failure.
- */
-int wsnap_export_remove_tree(int dirfd, const char *name);
-
 #endif

@@ -23,6 +23,7 @@
  *    when the pair of descriptors does not support it.
  */
 #include "export_private.h"
+#include "fsutil.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -87,10 +88,9 @@ static enum wsnap_status write_at(struct exp *x, int fd,
 				  size_t len, uint64_t off)
 {
 	while (len > 0) {
-		ssize_t w = pwrite(fd, p, len, (off_t)off);
+		ssize_t w;
 
-		if (w < 0 && errno == EINTR)
-			continue;
+		WSNAP_RETRY_EINTR(w, pwrite(fd, p, len, (off_t)off));
 		if (w < 0)
 			return wsnap_export_fail_io(x, errno, n->path,
 						    "cannot write");
@@ -110,9 +110,8 @@ static enum wsnap_status copy_small(struct exp *x, int fd,
 	    len > x->win_len - (phys - x->win_off)) {
 		ssize_t r;
 
-		do
-			r = pread(x->datafd, x->win, WINDOW_SIZE, (off_t)phys);
-		while (r < 0 && errno == EINTR);
+		WSNAP_RETRY_EINTR(
+			r, pread(x->datafd, x->win, WINDOW_SIZE, (off_t)phys));
 		if (r < 0)
 			return wsnap_export_fail_io(x, errno, n->path,
 						    "cannot read archive data");
@@ -157,11 +156,11 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 	}
 	while (len > 0) {
 		size_t chunk = len > COPY_BUF_SIZE ? COPY_BUF_SIZE : len;
-		ssize_t r = pread(x->datafd, x->buf, chunk, (off_t)phys);
 		enum wsnap_status s;
+		ssize_t r;
 
-		if (r < 0 && errno == EINTR)
-			continue;
+		WSNAP_RETRY_EINTR(r,
+				  pread(x->datafd, x->buf, chunk, (off_t)phys));
 		if (r < 0)
 			return wsnap_export_fail_io(x, errno, n->path,
 						    "cannot read archive data");
@@ -188,9 +187,8 @@ static la_ssize_t stream_read(struct archive *a, void *ctx, const void **buf)
 	struct exp_stream *s = ctx;
 	ssize_t r;
 
-	do
-		r = pread(s->fd, s->inbuf, STREAM_READ_SIZE, (off_t)s->in_off);
-	while (r < 0 && errno == EINTR);
+	WSNAP_RETRY_EINTR(
+		r, pread(s->fd, s->inbuf, STREAM_READ_SIZE, (off_t)s->in_off));
 	if (r < 0) {
 		archive_set_error(a, errno, "cannot read the archive");
 		return -1;

@@ -20,6 +20,7 @@
  *    levels down, and a few rounds when another process keeps adding to it.
  */
 #include "export_private.h"
+#include "fsutil.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -30,67 +31,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* Directory levels wsnap_export_remove_tree descends at most. */
-#define REMOVE_MAX_DEPTH 1024u
-
-/* ---- removing a tree ------------------------------------------------- */
-
-static int remove_tree_depth(int parentfd, const char *name, unsigned depth)
-{
-	struct dirent *de;
-	DIR *d;
-	int fd, first = 0, round;
-
-	if (unlinkat(parentfd, name, 0) == 0 || errno == ENOENT)
-		return 0;
-	if (errno != EISDIR && errno != EPERM)
-		return -errno;
-	if (depth >= REMOVE_MAX_DEPTH)
-		return -ELOOP;
-	fd = openat(parentfd, name, DIR_OPEN_FLAGS);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		first = -errno;
-		close(fd);
-		return first;
-	}
-	for (round = 0; round < 4; round++) {
-		first = 0;
-		while ((de = readdir(d)) != NULL) {
-			int r;
-
-			if (strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
-				continue;
-			r = remove_tree_depth(dirfd(d), de->d_name, depth + 1);
-			if (r < 0 && first == 0)
-				first = r;
-		}
-		if (unlinkat(parentfd, name, AT_REMOVEDIR) == 0 ||
-		    errno == ENOENT) {
-			first = 0;
-			break;
-		}
-		if (errno != ENOTEMPTY && errno != EEXIST) {
-			if (first == 0)
-				first = -errno;
-			break;
-		}
-		if (first == 0)
-			first = -ENOTEMPTY;
-		rewinddir(d);
-	}
-	closedir(d);
-	return first;
-}
-
-int wsnap_export_remove_tree(int dirfd, const char *name)
-{
-	return remove_tree_depth(dirfd, name, 0);
-}
 
 /* ---- a fresh destination --------------------------------------------- */
 
@@ -186,7 +126,8 @@ enum wsnap_status wsnap_export_fresh(const struct wsnap_index *idx,
 				   ? "destination appeared during the export"
 				   : "cannot rename into place");
 cleanup:
-	wsnap_export_remove_tree(parentfd, tmp);
+	/* never through a symlink, never into a mount: what we made only */
+	wsnap_fs_remove_tree(parentfd, tmp, 0, NULL);
 out:
 	close(parentfd);
 	return s;

@@ -9,6 +9,9 @@
  */
 #include "fsutil.h"
 
+/* Listings of one directory while removing it (see remove_at). */
+#define WSNAP_FS_REMOVE_ROUNDS 16u
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -287,6 +290,7 @@ static int remove_at(int parent, const char *name, dev_t dev, unsigned flags,
 	struct stat sb;
 	bool again = true;
 	int fd, e = 0;
+	unsigned round;
 	DIR *d;
 
 	if (fstatat(parent, name, &sb, AT_SYMLINK_NOFOLLOW) != 0)
@@ -314,8 +318,11 @@ static int remove_at(int parent, const char *name, dev_t dev, unsigned flags,
 		close(fd);
 		return e;
 	}
-	/* entries removed while listing may hide others: list until none */
-	while (again && !e) {
+	/* entries removed while listing may hide others: list until none,
+	 * a bounded number of times (someone adding entries as fast as they
+	 * go gets ENOTEMPTY, not a loop without end) */
+	for (round = 0; again && !e && round < WSNAP_FS_REMOVE_ROUNDS;
+	     round++) {
 		again = false;
 		rewinddir(d);
 		while (!e) {

@@ -31,6 +31,7 @@
 #include <cmocka.h>
 
 #include "export.h"
+#include "fsutil.h"
 #include "index.h"
 #include "policy.h"
 #include "support.h"
@@ -1355,7 +1356,7 @@ static void *attack(void *arg)
 				unlinkat(destfd, t, 0);
 			}
 			if (renameat(destfd, away, destfd, t) != 0)
-				wsnap_export_remove_tree(destfd, away);
+				wsnap_fs_remove_tree(destfd, away, 0, NULL);
 		}
 		usleep(i % 5 * 20);
 	}
