@@ -234,6 +234,8 @@ class Pack(TmpCase):
         buf = io.BytesIO()
         wsnap.pack(self.src, buf)
         self.assertEqual(buf.getvalue(), read_bytes(self.path("o.tar")))
+        with self.assertRaises(TypeError):
+            wsnap.pack(self.src, io.StringIO())
         gz = io.BytesIO()
         wsnap.pack(self.src, gz, compress="gzip")
         self.assertEqual(gz.getvalue()[:2], b"\x1f\x8b")

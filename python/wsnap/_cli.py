@@ -84,6 +84,20 @@ def _is_stream(obj: Any) -> bool:
     return hasattr(obj, "read") and not isinstance(obj, (str, bytes))
 
 
+#: Where an archive is written: a path, or a binary file object.
+Output = Union[str, "os.PathLike[str]", IO[bytes]]
+
+
+def output(out: Output) -> Tuple[str, Optional[IO[bytes]]]:
+    """The operand for out and the stream that standard output goes to:
+    (path, None), or ('-', out) for a binary file object."""
+    if isinstance(out, (str, os.PathLike)):
+        return path_arg(out), None
+    if not hasattr(out, "write") or isinstance(out, io.TextIOBase):
+        raise TypeError("out is a path or a binary file object open for writing")
+    return "-", out
+
+
 class Source:
     """An archive operand: a path (passed as is) or bytes / a binary file
     object (passed as ``-`` and fed to standard input).

@@ -9,7 +9,7 @@ by this package. Policy keywords are those of :mod:`wsnap._options`.
 
 from __future__ import annotations
 
-from typing import IO, Any, Dict, List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _cli
 from ._cli import Archive, PathArg, Source
@@ -20,7 +20,7 @@ from .types import Change, ExportSummary, Member, Summary
 __all__ = ["check", "ls", "export", "diff", "pack", "strip_prefix", "unmount"]
 
 #: Where pack and strip-prefix write: a path, or a binary file object.
-Output = Union[PathArg, IO[bytes]]
+Output = _cli.Output
 
 
 def _last_ok(res: _cli.Result) -> Dict[str, Any]:
@@ -141,11 +141,8 @@ def pack(
     opts = policy_options(policy, "pack")
     if compress is not None:
         opts.append(f"--compress={compress}")
-    if _cli._is_stream(out):
-        _cli.call("pack", opts, [_cli.path_arg(directory), "-"], sink=out)  # type: ignore[arg-type]
-    else:
-        _cli.call("pack", opts, [_cli.path_arg(directory), _cli.path_arg(out)])  # type: ignore[arg-type]
-
+    arg, sink = _cli.output(out)
+    _cli.call("pack", opts, [_cli.path_arg(directory), arg], sink=sink)
 
 def strip_prefix(src: Archive, dst: Output, prefix: str, **policy: Any) -> None:
     """Writes an uncompressed pax tar of src whose members are relative to
@@ -154,16 +151,8 @@ def strip_prefix(src: Archive, dst: Output, prefix: str, **policy: Any) -> None:
     binary file object. A member outside prefix rejects src."""
     source = Source(src)
     opts = policy_options(policy, "strip_prefix") + [f"--prefix={prefix}"]
-    if _cli._is_stream(dst):
-        _cli.call("strip-prefix", opts, [source.arg, "-"], source=source, sink=dst)  # type: ignore[arg-type]
-    else:
-        _cli.call(
-            "strip-prefix",
-            opts,
-            [source.arg, _cli.path_arg(dst)],  # type: ignore[arg-type]
-            source=source,
-        )
-
+    arg, sink = _cli.output(dst)
+    _cli.call("strip-prefix", opts, [source.arg, arg], source=source, sink=sink)
 
 def unmount(path: PathArg, *, lazy: bool = False, discard: bool = False) -> None:
     """Takes down what :func:`wsnap.mount` or :func:`wsnap.hydrate` set up
