@@ -334,6 +334,7 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 				  struct wsnap_error *err)
 {
 	uint32_t ino, maxdepth = 0;
+	enum wsnap_status s;
 
 	memset(x, 0, sizeof(*x));
 	memset(st, 0, sizeof(*st));
@@ -385,9 +386,7 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		if (!is.compression || strcmp(is.compression, "none") == 0) {
 			x->datafd = opts->input_fd; /* in place */
 		} else if (x->prog.bytes_total > 0) {
-			enum wsnap_status s =
-				wsnap_export_stream_open(x, opts->input_fd);
-
+			s = wsnap_export_stream_open(x, opts->input_fd);
 			if (s != WSNAP_OK)
 				return s;
 		}
@@ -396,7 +395,10 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		return wsnap_export_fail_io(
 			x, EBADF, NULL,
 			"index has no data (built without keep_data)");
-	return check_data(x);
+	s = check_data(x);
+	if (s == WSNAP_OK)
+		s = wsnap_export_case_init(x);
+	return s;
 }
 
 static void exp_release(struct exp *x)
@@ -405,6 +407,7 @@ static void exp_release(struct exp *x)
 	wsnap_export_copy_release(x);
 	free(x->depth);
 	free(x->created);
+	free(x->cases);
 }
 
 enum wsnap_status wsnap_export_at(const struct wsnap_index *idx, int rootfd,

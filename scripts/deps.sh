@@ -4,7 +4,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
-      python3-pip fuse-overlayfs psmisc clang clang-format)
+      python3-pip fuse-overlayfs psmisc clang clang-format
+      e2fsprogs dosfstools xfsprogs bindfs) # destinations of e2e_export_casefold
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 # tests/e2e/e2e_package.sh builds the Debian package and runs lintian: it is
 # skipped without these, and requires them with WSNAP_PACKAGE_TEST=1.

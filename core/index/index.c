@@ -65,6 +65,7 @@ static void index_release(struct wsnap_index *idx)
 	free(idx->targets);
 	free(idx->runs);
 	free(idx->sparse);
+	free(idx->case_deps);
 }
 
 void wsnap_index_free(struct wsnap_index *idx)
@@ -463,6 +464,24 @@ void wsnap_index_stats(const struct wsnap_index *idx,
 		return;
 	}
 	*st = idx->stats;
+}
+
+void wsnap_index_set_case_deps(struct wsnap_index *idx,
+			       struct wsnap_index_case_dep *deps, size_t n)
+{
+	free(idx->case_deps);
+	idx->case_deps = n ? deps : NULL;
+	idx->ncase_deps = n;
+	if (!n)
+		free(deps);
+	idx->stats.memory_bytes += n * sizeof(*deps);
+}
+
+size_t wsnap_index_case_deps(const struct wsnap_index *idx,
+			     const struct wsnap_index_case_dep **deps)
+{
+	*deps = idx ? idx->case_deps : NULL;
+	return idx ? idx->ncase_deps : 0;
 }
 
 /* Data access. */

@@ -130,6 +130,24 @@ void wsnap_index_stats(const struct wsnap_index *idx,
 		       struct wsnap_index_stats *st);
 
 /*
+ * A symlink whose target, resolved as on a case-folding filesystem
+ * (policy.md 4), reaches 'member' through a name that byte for byte names
+ * nothing there, or only one of several members that fold alike: export
+ * refuses to write it onto a destination that folds that directory (7.7).
+ * The strict walk records at most one per directory; none when it did not
+ * run (--allow-external-symlinks).
+ */
+struct wsnap_index_case_dep {
+	uint32_t link;
+	uint32_t member;
+};
+
+/* The case dependencies of idx: *deps points into the index; returns their
+ * number. */
+size_t wsnap_index_case_deps(const struct wsnap_index *idx,
+			     const struct wsnap_index_case_dep **deps);
+
+/*
  * Data access (needs opts->keep_data at build time).
  *
  * wsnap_index_data_fd: the descriptor data is read from (-1 if none). The

@@ -46,6 +46,10 @@ struct wsnap_index {
 	struct wsnap_index_sparse *sparse; /* node->sparse is 1-based in it */
 	size_t nsparse;
 	struct wsnap_index_stats stats;
+	/* symlinks whose folded resolution differs (resolve.c, at most one
+	 * per directory) */
+	struct wsnap_index_case_dep *case_deps;
+	size_t ncase_deps;
 	/* data (wsnap_index_attach_data) */
 	int data_fd;
 	bool data_stat_valid;
@@ -84,5 +88,10 @@ struct wsnap_index_tree {
 enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 				     struct wsnap_index_tree *tree,
 				     uint32_t *inomap, struct wsnap_error *err);
+
+/* Gives idx the n case dependencies of its symlinks (deps, malloc'd, now
+ * the index's; NULL when n is 0) and counts them in its memory. */
+void wsnap_index_set_case_deps(struct wsnap_index *idx,
+			       struct wsnap_index_case_dep *deps, size_t n);
 
 #endif

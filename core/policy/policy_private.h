@@ -6,7 +6,8 @@
  *              judge one member by its name and type alone (section 3, and
  *              skip, protected paths and named symlinks of section 4);
  *   resolve.c  the symlink target checks of 4.5: the lexical one of phase
- *              one and the [wsnap] strict walk between the phases;
+ *              one and the [wsnap] strict walk between the phases, byte
+ *              for byte and folded (core/index/fold.h);
  *   engine.c   the state below: members received in archive order, limits,
  *              duplicates, the tree, phase two and the finished index.
  *
@@ -165,11 +166,13 @@ enum wsnap_status wsnap_resolve_lexical(const struct wsnap_name *nm,
 
 /*
  * The [wsnap] walk between the phases over the frozen index idx, per
- * symlink member in archive order (b->seq; inomap[id] is a tree id's ino).
- * Errors: WSNAP_REJECTED on the first link that fails, WSNAP_IO.
+ * symlink member in archive order (b->seq; inomap[id] is a tree id's ino),
+ * byte for byte and folded; on success idx gets the case dependencies the
+ * folded walk found (wsnap_index_case_deps). Errors: WSNAP_REJECTED on the
+ * first link that fails, WSNAP_IO.
  */
 enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
-				      const struct wsnap_index *idx,
+				      struct wsnap_index *idx,
 				      const uint32_t *inomap,
 				      struct wsnap_error *err);
 

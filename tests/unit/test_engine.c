@@ -613,6 +613,115 @@ static void test_engine_walk_parent_through_symlink(void **state)
 	       TM_L("d", "e"), TM_L("d/x", "../e"));
 }
 
+/*
+ * Issue 12.3: the walk compared names byte for byte only, so this pair
+ * passed, and exported onto a case-insensitive directory 'S' is 's' and
+ * 'link' leads two levels above the root.
+ */
+static void test_engine_walk_case_folded_escape(void **state)
+{
+	const char *r = "symlink target escapes archive root: S/../../outside";
+
+	REJECT("p1/p2/link", r, TM_L("p1/p2/s", "../.."),
+	       TM_L("p1/p2/link", "S/../../outside"));
+	REJECT("p1/p2/link", r, TM_L("p1/p2/link", "S/../../outside"),
+	       TM_L("p1/p2/s", "../.."));
+	REJECT("a/l", "symlink target escapes archive root: S/..",
+	       TM_L("a/s", ".."), TM_L("a/l", "S/.."));
+	/* deeper, every component in another case */
+	REJECT("l", "symlink target escapes archive root: dir/SUB/Up/../x",
+	       TM_D("Dir/Sub"), TM_L("Dir/Sub/up", "../.."),
+	       TM_L("l", "dir/SUB/Up/../x"));
+	/* an implicit directory matched by case */
+	REJECT("a/l", "symlink target escapes archive root: b/up/../x",
+	       TM_L("a/B/up", "../.."), TM_L("a/l", "b/up/../x"));
+	/* a loop that exists only when folded */
+	REJECT("a", "symlink target escapes archive root: B", TM_L("a", "B"),
+	       TM_L("b", "A"));
+	pol.allow_external_symlinks = true;
+	OK(TM_L("p1/p2/s", "../.."), TM_L("p1/p2/link", "S/../../outside"));
+}
+
+static void test_engine_walk_case_folded_unicode(void **state)
+{
+	/* precomposed and decomposed, upper and lower: one name folded */
+	static const char *const spellings[] = {
+		"\xc3\x89",  /* É, U+00C9 */
+		"E\xcc\x81", /* E + U+0301 */
+		"e\xcc\x81", /* e + U+0301 */
+	};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		char t[32], r[96];
+
+		snprintf(t, sizeof(t), "%s/up/..", spellings[i]);
+		snprintf(r, sizeof(r),
+			 "symlink target escapes archive root: %s", t);
+		REJECT("p/l", r, TM_L("p/\xc3\xa9/up", "../.."),
+		       TM_L("p/l", t));
+	}
+	/* full folding: sharp s, the Kelvin sign; dotless i as upcase
+	 * tables compare it */
+	REJECT("l", "symlink target escapes archive root: STRASSE/up/..",
+	       TM_L("stra\303\237e/up", ".."), TM_L("l", "STRASSE/up/.."));
+	REJECT("l", "symlink target escapes archive root: k/up/..",
+	       TM_L("\xe2\x84\xaa/up", ".."), TM_L("l", "k/up/.."));
+	REJECT("l", "symlink target escapes archive root: I/up/..",
+	       TM_L("\xc4\xb1/up", ".."), TM_L("l", "I/up/.."));
+	/* bytes that are not UTF-8 only match themselves */
+	OK(TM_L("\xff/up", ".."), TM_L("l", "\xfe/up/.."));
+}
+
+/* The (link, member) pairs of the folded walk, one per directory. */
+static size_t case_deps(const struct wsnap_index *idx, const char *link,
+			const char *member)
+{
+	const struct wsnap_index_case_dep *d;
+	size_t n = wsnap_index_case_deps(idx, &d);
+
+	if (n) {
+		assert_int_equal(d[0].link,
+				 wsnap_index_lookup(idx, link, strlen(link)));
+		assert_int_equal(
+			d[0].member,
+			wsnap_index_lookup(idx, member, strlen(member)));
+	}
+	return n;
+}
+
+static void test_engine_walk_case_dependencies(void **state)
+{
+	struct tm_member same[] = {TM_D("Dir"), TM_L("l", "dir/../x")};
+	struct tm_member files[] = {TM_F("Makefile"), TM_F("makefile"),
+				    TM_L("l", "MAKEFILE")};
+	struct tm_member exact[] = {TM_D("a"), TM_L("l", "a/../a")};
+	struct wsnap_index *idx;
+
+	/* safe either way, but case decides where it leads */
+	idx = expect_ok_(same, TM_N(same), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Dir"), 1);
+	wsnap_index_free(idx);
+	/* interchangeable spellings (files): any stands for all */
+	idx = expect_ok_(files, TM_N(files), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Makefile"), 1);
+	wsnap_index_free(idx);
+	idx = expect_ok_(exact, TM_N(exact), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "a"), 0);
+	wsnap_index_free(idx);
+	/* two members folding alike, one a symlink: either may be the one a
+	 * folding filesystem holds */
+	REJECT("a/l", "symlink target escapes archive root: s/x",
+	       TM_L("a/S", ".."), TM_D("a/s"), TM_F("a/s/x"),
+	       TM_L("a/l", "s/x"));
+	/* not walked through: no matter */
+	OK(TM_L("a/S", ".."), TM_D("a/s"), TM_L("a/l", "x"));
+	pol.allow_external_symlinks = true;
+	idx = expect_ok_(same, TM_N(same), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Dir"), 0);
+	wsnap_index_free(idx);
+}
+
 /* Section 4.6 */
 
 static void test_engine_named_symlinks(void **state)
@@ -895,6 +1004,9 @@ int main(void)
 		T(test_engine_walk_exponential_is_bounded),
 		T(test_engine_walk_many_links_share_work),
 		T(test_engine_walk_parent_through_symlink),
+		T(test_engine_walk_case_folded_escape),
+		T(test_engine_walk_case_folded_unicode),
+		T(test_engine_walk_case_dependencies),
 		T(test_engine_named_symlinks),
 		T(test_engine_phase_two),
 		T(test_engine_phase_two_order_independent),
