@@ -74,10 +74,11 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 		if (n < 0)
 			return wsnap_error_io(err, errno, arc->label,
 					      "cannot read archive data");
+		/* a window is kept only once its bytes are known unchanged */
+		if ((size_t)n < len || wsnap_index_data_check(arc->idx) != 0)
+			return arc_changed(arc, err);
 		arc->win_off = phys;
 		arc->win_len = (size_t)n;
-		if ((size_t)n < len)
-			return arc_changed(arc, err);
 		memcpy(dst, arc->win, len);
 		goto done;
 	}
@@ -85,7 +86,8 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	if (n < 0)
 		return wsnap_error_io(err, errno, arc->label,
 				      "cannot read archive data");
-	if ((size_t)n < len)
+	/* bytes read are the judged ones only if the file is still the same */
+	if ((size_t)n < len || wsnap_index_data_check(arc->idx) != 0)
 		return arc_changed(arc, err);
 done:
 	arc->seq = true;

@@ -14,8 +14,8 @@
  *
  * The parent exits 0 after 'R', with the child's error after 'E', and
  * with an error of its own when the pipe closes with neither. The daemon
- * holds the archive's descriptor (or its spill file), so the archive may
- * be deleted once mounted.
+ * holds the archive's descriptor (or its spill file); a plain archive
+ * changed in any way once mounted (its ctime moved) reads as EIO (fs.h).
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,18 +1,21 @@
 /*
- * Unit tests of core/index/build.c: the reader and the builder run as a pipeline
- * (batches of members handed between two threads), and the outcome must be
- * that of the sequential loop whatever the batch boundaries: every member
- * reaches the builder in archive order, a rejection of an earlier member
+ * Unit tests of core/index/build.c: the reader and the builder run as a
+ * pipeline (batches of members handed between two threads), and the outcome
+ * must be that of the sequential loop whatever the batch boundaries: every
+ * member reaches the builder in archive order, a rejection of an earlier member
  * wins over a stream error further on, members bigger than a batch's bytes
  * pass whole, and the reader stops once the builder has failed.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -239,6 +242,81 @@ static void test_build_member_bigger_than_a_batch(void **state)
 	free(target);
 }
 
+/* The progress callback of test_build_archive_changed_while_read. */
+struct changer {
+	int fd;
+	bool change; /* rewrite a byte on the last call */
+	bool changed;
+};
+
+/* On the last progress call (the whole archive read), one byte of the
+ * first member's data is rewritten and the mtime put back: size, inode,
+ * mtime all as they were. */
+static void change_at_end(void *ctx, uint64_t done, uint64_t total)
+{
+	struct changer *c = ctx;
+	struct timespec t[2];
+	struct stat st;
+
+	if (!c->change || c->changed || total == 0 || done < total)
+		return;
+	c->changed = true;
+	assert_int_equal(fstat(c->fd, &st), 0);
+	assert_int_equal(pwrite(c->fd, "Z", 1, 513), 1);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	assert_int_equal(futimens(c->fd, t), 0);
+}
+
+/*
+ * Issue 12 item 7: the archive's identity was taken after it had been
+ * read, so a change made while it was read (here: once it has been read,
+ * before the index takes it) was recorded as the archive judged, and its
+ * new bytes were served. The identity is taken before the read and must
+ * hold after it, with or without keep_data, pipeline or not.
+ */
+static void test_build_archive_changed_while_read(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	unsigned char *tar;
+	size_t len;
+	unsigned i;
+
+	add_many(a, 0, 50);
+	tar = ts_archive_finish(a, 1, &len);
+	wsnap_policy_init(&p);
+	for (i = 0; i < 8; i++) {
+		struct changer c = {.change = (i & 4) != 0};
+		struct wsnap_reader_opts o = {.keep_data = (i & 1) != 0,
+					      .sequential = (i & 2) != 0,
+					      .progress = change_at_end,
+					      .progress_ctx = &c};
+		enum wsnap_status st;
+
+		c.fd = ts_memfd(tar, len);
+		st = wsnap_index_build(&idx, c.fd, &p, &o, &err);
+		assert_int_equal(c.changed, c.change);
+		if (!c.change) {
+			assert_int_equal(st, WSNAP_OK);
+			assert_int_equal(wsnap_index_count(idx), 58);
+		} else {
+			assert_int_equal(st, WSNAP_IO);
+			assert_int_equal(err.errnum, EIO);
+			assert_string_equal(
+				err.reason,
+				"archive changed while it was read");
+			assert_null(idx);
+		}
+		wsnap_index_free(idx);
+		close(c.fd);
+	}
+	wsnap_policy_release(&p);
+	free(tar);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +325,7 @@ int main(void)
 		cmocka_unit_test(test_build_stream_error_after_batches),
 		cmocka_unit_test(test_build_last_partial_batch_judged),
 		cmocka_unit_test(test_build_member_bigger_than_a_batch),
+		cmocka_unit_test(test_build_archive_changed_while_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
