@@ -59,10 +59,11 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 		if (e)
 			return wsnap_error_io(err, e, arc->label,
 					      "cannot read archive data");
+		/* a window is kept only once its bytes are known unchanged */
+		if (n < len || wsnap_index_data_check(arc->idx) != 0)
+			return arc_changed(arc, err);
 		arc->win_off = phys;
 		arc->win_len = n;
-		if (n < len)
-			return arc_changed(arc, err);
 		memcpy(dst, arc->win, len);
 		goto done;
 	}
@@ -70,7 +71,8 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	if (e)
 		return wsnap_error_io(err, e, arc->label,
 				      "cannot read archive data");
-	if (n < len)
+	/* bytes read are the judged ones only if the file is still the same */
+	if (n < len || wsnap_index_data_check(arc->idx) != 0)
 		return arc_changed(arc, err);
 done:
 	arc->seq = true;

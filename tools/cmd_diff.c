@@ -208,6 +208,14 @@ static void say_sides(const struct side *a, const struct side *b,
 	}
 }
 
+/* -v: the upper directory could not say it (upper.h). */
+static void say_declined(const struct side *b, const char *why)
+{
+	fputs("wsnap: diff: B: ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, b->arg, strlen(b->arg));
+	fprintf(stderr, " read as a directory after all (%s)\n", why);
+}
+
 /* -v: what reading the upper directory took. */
 static void say_upper(const struct wsnap_hydrate_diff *hyd)
 {
@@ -340,6 +348,12 @@ int wsnap_cmd_diff(int argc, char **argv)
 			s = wsnap_hydrate_diff_side(&hyd, sa.idx, sb.arg,
 						    sa.arg, &a.policy, &sb.side,
 						    &err);
+		/* the layers cannot tell: through the overlay after all */
+		if (s == WSNAP_OK && hyd.declined) {
+			if (a.verbose)
+				say_declined(&sb, hyd.declined);
+			s = side_load(&sb, &a.policy, false, &err);
+		}
 	} else {
 		s = load_both(&sa, &sb, &a.policy, &err);
 	}

@@ -319,6 +319,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	struct hydrate_args a = {.kind = WSNAP_OVERLAY_AUTO};
 	struct wsnap_hydrate_state st;
 	struct wsnap_hydrate_archive_id after;
+	const struct wsnap_node *hidden;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status status;
 	bool made = false, ws_missing;
@@ -379,6 +380,9 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 					"archive changed while being read:");
 		goto report;
 	}
+	/* what fuse-overlayfs would not show as it is refuses that overlay */
+	hidden = wsnap_upper_fuse_hidden(idx);
+	st.fuse_hidden = hidden ? hidden->path : NULL;
 	wsnap_hydrate_policy_id(&a.policy, st.policy);
 	/* saved as the kernel's unless told; corrected once mounted */
 	st.kind = a.kind == WSNAP_OVERLAY_FUSE ? WSNAP_OVERLAY_FUSE

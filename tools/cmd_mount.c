@@ -8,8 +8,9 @@
  * Without -f the command returns only once the mount answers: the
  * filesystem daemon is forked and waited for by wsnap_mount_background
  * (workspace/snapshot.c, shared with hydrate). The daemon holds the
- * archive's descriptor (or its spill file), so the archive may be deleted
- * once mounted.
+ * archive's descriptor (or its spill file); a plain archive changed in any
+ * way once mounted (its ctime moved: rewritten, but also renamed or
+ * deleted) reads as EIO (fs.h).
  */
 #include <errno.h>
 #include <dirent.h>

@@ -100,6 +100,12 @@ struct wsnap_hydrate_state {
 	/* the state directory as opened (not saved: found again each time) */
 	bool dir_id_valid;
 	struct wsnap_fs_id dir_id;
+	/*
+	 * Not saved: set by hydrate to the path of a member that
+	 * fuse-overlayfs cannot present (wsnap_upper_fuse_hidden), whose
+	 * overlay is then refused; NULL when there is none.
+	 */
+	const char *fuse_hidden;
 };
 
 /* Frees what st holds; st may be reused after. */
@@ -181,8 +187,10 @@ bool wsnap_hydrate_archive_same(const struct wsnap_hydrate_archive_id *a,
 /*
  * Mounts the overlay of st (lower, upper, work) at st->workspace, of kind
  * st->kind; WSNAP_OVERLAY_AUTO tries the kernel's and falls back to
- * fuse-overlayfs, and sets st->kind to the one mounted. Returns once the
- * workspace answers. Errors: WSNAP_IO (both messages when both failed).
+ * fuse-overlayfs, and sets st->kind to the one mounted. fuse-overlayfs is
+ * refused, naming the member, when st->fuse_hidden is set. Returns once
+ * the workspace answers. Errors: WSNAP_IO (both messages when both
+ * failed).
  */
 enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
 					      struct wsnap_error *err);
@@ -221,8 +229,10 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
  */
 struct wsnap_hydrate_diff {
 	int upper_fd;
+	int merged_fd; /* the workspace (fuse-overlayfs only), or -1 */
 	enum wsnap_upper_format fmt;
 	struct wsnap_upper *view;
+	const char *declined; /* why the view was given up, or NULL */
 };
 
 /*
@@ -238,8 +248,11 @@ int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
  * After a check that said 1: the merged view over idx (side A's index,
  * built from archive under policy; both must outlive hd) and *side over
  * it. label names the workspace in messages, archive_label the archive.
- * Errors: the walker's and builder's for the merged tree (as the full
- * comparison would report them), WSNAP_IO.
+ * When the layers cannot say what the workspace shows (upper.h), hd is
+ * released (upper_fd -1), hd->declined says why, *side is untouched and
+ * the caller compares through the overlay. Errors: the walker's and
+ * builder's for the merged tree (as the full comparison would report
+ * them), WSNAP_IO.
  */
 enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
 					  const struct wsnap_index *idx,

@@ -31,10 +31,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
+#include "fileid.h"
 #include "index.h"
+#include "index_impl.h"
 #include "reader.h"
 
 #define BP_SLOTS	 4
@@ -255,6 +258,44 @@ out:
 	return st;
 }
 
+/*
+ * A regular file is dated (fileid.h) before it is first read, and its
+ * identity must be the same once it has been read and when the index takes
+ * its data descriptor: otherwise the bytes judged may mix two versions of
+ * the file, or the index would vouch for bytes it never saw. With
+ * keep_data, dirty pages are written back first, so that the next store
+ * through a shared writable mapping dates the file again.
+ */
+static enum wsnap_status build_date(int fd, bool keep_data,
+				    struct wsnap_fileid *id, bool *dated,
+				    struct wsnap_error *err)
+{
+	struct stat st;
+	int rc;
+
+	*dated = false;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		return WSNAP_OK; /* the reader reports what it cannot use */
+	if (keep_data && fdatasync(fd) != 0) {
+		/* not every file can be synced (EINVAL, EROFS): no loss */
+	}
+	rc = wsnap_fileid_settle(fd, id);
+	if (rc == -EBUSY)
+		return wsnap_error_io(err, EBUSY, NULL,
+				      "archive keeps changing");
+	if (rc)
+		return wsnap_error_io(err, -rc, NULL, "cannot stat archive");
+	*dated = true;
+	return WSNAP_OK;
+}
+
+static bool build_same(int fd, const struct wsnap_fileid *then)
+{
+	struct wsnap_fileid now;
+
+	return wsnap_fileid_get(fd, &now) == 0 && wsnap_fileid_same(&now, then);
+}
+
 enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 				    const struct wsnap_policy *policy,
 				    const struct wsnap_reader_opts *opts,
@@ -263,9 +304,14 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 	struct wsnap_reader_result res = {.data_fd = -1};
 	struct wsnap_builder *b = NULL;
 	struct wsnap_index *idx = NULL;
+	struct wsnap_fileid then;
 	enum wsnap_status st;
+	bool dated;
 
 	*out = NULL;
+	st = build_date(fd, opts && opts->keep_data, &then, &dated, err);
+	if (st != WSNAP_OK)
+		return st;
 	st = wsnap_builder_new(&b, policy, err);
 	if (st != WSNAP_OK)
 		return st;
@@ -276,12 +322,24 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 		return st;
 	}
 	st = wsnap_builder_finish(b, &idx, err); /* frees b */
+	if (st == WSNAP_OK && dated && !build_same(fd, &then))
+		st = wsnap_error_io(err, EIO, NULL,
+				    "archive changed while it was read");
 	if (st != WSNAP_OK) {
+		wsnap_index_free(idx);
 		if (res.data_fd >= 0)
 			close(res.data_fd);
 		return st;
 	}
 	wsnap_index_attach_data(idx, res.data_fd, &res);
+	/* the archive itself serves the data: dated as it was before reading */
+	if (dated && res.data_fd >= 0 && !res.spilled &&
+	    (!idx->data_stat_valid ||
+	     !wsnap_fileid_same(&idx->data_id, &then))) {
+		wsnap_index_free(idx);
+		return wsnap_error_io(err, EIO, NULL,
+				      "archive changed while it was read");
+	}
 	*out = idx;
 	return WSNAP_OK;
 }

@@ -23,7 +23,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -489,8 +488,6 @@ size_t wsnap_index_case_deps(const struct wsnap_index *idx,
 void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 			     const struct wsnap_reader_result *res)
 {
-	struct stat sb;
-
 	if (!idx) {
 		if (fd >= 0)
 			close(fd);
@@ -499,14 +496,17 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 	if (idx->data_fd >= 0 && idx->data_fd != fd)
 		close(idx->data_fd);
 	idx->data_fd = fd;
+	idx->data_spilled = res && res->spilled;
 	idx->data_stat_valid = false;
-	if (fd >= 0 && fstat(fd, &sb) == 0) {
-		idx->data_stat_valid = true;
-		idx->data_dev = sb.st_dev;
-		idx->data_ino = sb.st_ino;
-		idx->data_size = sb.st_size;
-		idx->data_mtime = sb.st_mtim;
-	}
+	/*
+	 * Our own unlinked spill file changes only by our hand; any other
+	 * file is dated once the clock has passed its ctime (fileid.h).
+	 */
+	if (fd >= 0)
+		idx->data_stat_valid =
+			(idx->data_spilled
+				 ? wsnap_fileid_get(fd, &idx->data_id)
+				 : wsnap_fileid_settle(fd, &idx->data_id)) == 0;
 	if (res) {
 		idx->stats.stream_bytes = res->stream_bytes;
 		idx->stats.input_bytes = res->input_bytes;
@@ -520,22 +520,25 @@ int wsnap_index_data_fd(const struct wsnap_index *idx)
 	return idx ? idx->data_fd : -1;
 }
 
+bool wsnap_index_data_spilled(const struct wsnap_index *idx)
+{
+	return idx && idx->data_fd >= 0 && idx->data_spilled;
+}
+
 /*
  * No data descriptor is -EBADF; a descriptor whose file is no longer the
- * one recorded at attach time (other size, mtime, inode or device) -EIO.
+ * one recorded at attach time (other device, inode, size, mtime or ctime)
+ * -EIO.
  */
 int wsnap_index_data_check(const struct wsnap_index *idx)
 {
-	struct stat sb;
+	struct wsnap_fileid now;
 
 	if (!idx || idx->data_fd < 0)
 		return -EBADF;
-	if (!idx->data_stat_valid || fstat(idx->data_fd, &sb) != 0)
-		return -EIO;
-	if (sb.st_dev != idx->data_dev || sb.st_ino != idx->data_ino ||
-	    sb.st_size != idx->data_size ||
-	    sb.st_mtim.tv_sec != idx->data_mtime.tv_sec ||
-	    sb.st_mtim.tv_nsec != idx->data_mtime.tv_nsec)
+	if (!idx->data_stat_valid ||
+	    wsnap_fileid_get(idx->data_fd, &now) != 0 ||
+	    !wsnap_fileid_same(&now, &idx->data_id))
 		return -EIO;
 	return 0;
 }
@@ -630,5 +633,9 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 			return rc;
 		done += chunk;
 	}
+	/* what was read is what was judged only if nothing changed meanwhile */
+	rc = wsnap_index_data_check(idx);
+	if (rc)
+		return rc;
 	return (ssize_t)done;
 }

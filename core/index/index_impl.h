@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "error.h"
+#include "fileid.h"
 #include "hash.h"
 #include "index.h"
 
@@ -52,11 +53,9 @@ struct wsnap_index {
 	size_t ncase_deps;
 	/* data (wsnap_index_attach_data) */
 	int data_fd;
-	bool data_stat_valid;
-	dev_t data_dev;
-	ino_t data_ino;
-	off_t data_size;
-	struct timespec data_mtime;
+	bool data_spilled;    /* data_fd is our own spill file */
+	bool data_stat_valid; /* data_id was taken */
+	struct wsnap_fileid data_id;
 };
 
 /*

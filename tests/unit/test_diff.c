@@ -469,6 +469,40 @@ static void test_diff_directory_file_changed(void **state)
 	assert_string_equal(err.member, want);
 }
 
+/*
+ * Issue 12 item 7: the archive rewritten in place with the same size and
+ * its mtime put back after its index was built. Its bytes are not the
+ * judged ones: an error, never an answer from the new bytes (which said
+ * 'M f' here) or from the old ones.
+ */
+static void test_diff_archive_rewritten_mtime_put_back(void **state)
+{
+	struct pair *t = *state;
+	const struct wsnap_node *n;
+	struct timespec times[2];
+	struct wsnap_error err;
+	struct changes ch;
+	struct stat st;
+
+	ft_put_str(t->a, "f", "1234");
+	ft_put_str(t->b, "f", "1234");
+	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	side_dir(&t->sb, t->b, &t->p);
+	n = wsnap_index_node(t->sa.idx, wsnap_index_lookup(t->sa.idx, "f", 1));
+	assert_non_null(n);
+	assert_int_equal(fstat(t->sa.data, &st), 0);
+	assert_int_equal(pwrite(t->sa.data, "9999", 4, (off_t)n->offset), 4);
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(futimens(t->sa.data, times), 0);
+	memset(&ch, 0, sizeof(ch));
+	assert_int_equal(wsnap_diff_run(&t->sa.s, &t->sb.s, NULL, collect, &ch,
+					NULL, &err),
+			 WSNAP_IO);
+	assert_string_equal(err.reason, "archive changed while being read");
+	assert_string_equal(ch.text, "");
+}
+
 /* Many small files: consecutive reads go through the window; a change
  * near a window's end, and one across it, are found all the same. */
 static void test_diff_many_small_files(void **state)
@@ -578,6 +612,7 @@ int main(void)
 		PAIR_TEST(test_diff_skip_never_appears),
 		PAIR_TEST(test_diff_directory_side_rejected),
 		PAIR_TEST(test_diff_directory_file_changed),
+		PAIR_TEST(test_diff_archive_rewritten_mtime_put_back),
 		PAIR_TEST(test_diff_many_small_files),
 		PAIR_TEST(test_diff_unsorted_archive),
 		PAIR_TEST(test_diff_callback_stops),
