@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
-      fuse-overlayfs psmisc clang clang-format)
+      fuse-overlayfs psmisc clang clang-format libgit2-dev git patch)
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 # tests/e2e/e2e_package.sh builds the Debian package and runs lintian: it is
 # skipped without these, and requires them with WSNAP_PACKAGE_TEST=1.
