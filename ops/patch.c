@@ -226,15 +226,29 @@ enum wsnap_status wsnap_patch_new(struct wsnap_patch **out,
 	p->opts = *opts;
 	p->write = write;
 	p->wctx = wctx;
+	*out = p;
+	return WSNAP_OK;
+}
+
+/*
+ * libgit2 is started for the first diff only: starting it loads its TLS
+ * library and certificates (some 20 ms), which two equal snapshots need
+ * not pay.
+ */
+static enum wsnap_status git_start(struct wsnap_patch *p,
+				   struct wsnap_error *err)
+{
+	const git_error *e;
+
+	if (p->git_started)
+		return WSNAP_OK;
 	if (git_libgit2_init() < 0) {
-		free(p);
+		e = git_error_last();
 		return wsnap_error_io(err, 0, NULL, "cannot start libgit2 (%s)",
-				      git_error_last()
-					      ? git_error_last()->message
-					      : "no reason given");
+				      e && e->message ? e->message
+						      : "no reason given");
 	}
 	p->git_started = true;
-	*out = p;
 	return WSNAP_OK;
 }
 
@@ -572,7 +586,9 @@ static enum wsnap_status part(struct wsnap_patch *p, const char *path,
 
 	if (o->sized_out || n->sized_out)
 		return sized_out_part(p, path, o, n, st, err);
-	s = entry_load(p, o, &p->ca, &p->cap_a, err);
+	s = git_start(p, err);
+	if (s == WSNAP_OK)
+		s = entry_load(p, o, &p->ca, &p->cap_a, err);
 	if (s == WSNAP_OK)
 		s = entry_load(p, n, &p->cb, &p->cap_b, err);
 	if (s != WSNAP_OK)

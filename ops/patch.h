@@ -78,8 +78,7 @@ struct wsnap_patch;
 /*
  * A patch writer for the changes from side a to side b (the sides of the
  * diff; their content is read through them), writing through write(wctx).
- * The sides must outlive the writer. Errors: out of memory, or libgit2
- * failing to start (WSNAP_IO).
+ * The sides must outlive the writer. Errors: out of memory.
  */
 enum wsnap_status wsnap_patch_new(struct wsnap_patch **out,
 				  const struct wsnap_diff_side *a,
@@ -92,7 +91,8 @@ enum wsnap_status wsnap_patch_new(struct wsnap_patch **out,
  * The wsnap_diff_fn to give wsnap_diff_run, with the writer as its ctx:
  * writes c's part of the patch. Errors: WSNAP_IO from reading a side
  * (the message names the file) or from libgit2, out of memory, or the
- * write callback's status.
+ * write callback's status, libgit2 failing to start (it is started for the
+ * first diff: WSNAP_IO).
  */
 enum wsnap_status wsnap_patch_change(void *ctx,
 				     const struct wsnap_diff_change *c,
