@@ -391,7 +391,8 @@ static enum wsnap_status compare(struct engine *e, uint32_t ia,
 }
 
 static enum wsnap_status emit(struct engine *e, wsnap_diff_fn fn, void *ctx,
-			      int kind, const struct wsnap_node *na,
+			      int kind, uint32_t ia,
+			      const struct wsnap_node *na, uint32_t ib,
 			      const struct wsnap_node *nb,
 			      struct wsnap_error *err)
 {
@@ -415,6 +416,8 @@ static enum wsnap_status emit(struct engine *e, wsnap_diff_fn fn, void *ctx,
 	c.path = na ? na->path : nb->path;
 	c.a = na;
 	c.b = nb;
+	c.ino_a = na ? ia : 0;
+	c.ino_b = nb ? ib : 0;
 	return fn ? fn(ctx, &c, err) : WSNAP_OK;
 }
 
@@ -455,16 +458,18 @@ wsnap_diff_run(const struct wsnap_diff_side *a, const struct wsnap_diff_side *b,
 		else
 			c = strcmp(na->path, nb->path);
 		if (c < 0) {
-			s = emit(&e, fn, ctx, WSNAP_DIFF_REMOVED, na, NULL,
-				 err);
+			s = emit(&e, fn, ctx, WSNAP_DIFF_REMOVED, ia, na, 0,
+				 NULL, err);
 			ia++;
 		} else if (c > 0) {
-			s = emit(&e, fn, ctx, WSNAP_DIFF_ADDED, NULL, nb, err);
+			s = emit(&e, fn, ctx, WSNAP_DIFF_ADDED, 0, NULL, ib, nb,
+				 err);
 			ib++;
 		} else {
 			s = compare(&e, ia, na, ib, nb, &kind, err);
 			if (s == WSNAP_OK && kind)
-				s = emit(&e, fn, ctx, kind, na, nb, err);
+				s = emit(&e, fn, ctx, kind, ia, na, ib, nb,
+					 err);
 			ia++;
 			ib++;
 		}
