@@ -32,6 +32,8 @@ const char wsnap_policy_help[] =
 	"  --max-file-size BYTES      most bytes of one file (unlimited)\n"
 	"  --max-path-length BYTES    longest path (4096)\n"
 	"  --max-depth N              most path components (256)\n"
+	"  --max-index-size BYTES     most memory for the index of members "
+	"(1G)\n"
 	"  BYTES: a number with an optional K, M, G, T or P suffix (powers of\n"
 	"  1024), or 'unlimited'.\n";
 
@@ -274,6 +276,8 @@ static const struct limit_opt limit_opts[] = {
 	{WSNAP_OPT_MAX_DEPTH, "--max-depth", NUMBER_COUNT,
 	 WSNAP_READER_MAX_HEADER_BYTES / 2,
 	 offsetof(struct wsnap_policy, max_depth)},
+	{WSNAP_OPT_MAX_INDEX_SIZE, "--max-index-size", NUMBER_BYTES, UINT64_MAX,
+	 offsetof(struct wsnap_policy, max_index_size)},
 };
 
 int wsnap_opts_policy(struct wsnap_policy *p, int opt, const char *arg)
@@ -370,6 +374,9 @@ static const struct hint hints[] = {
 	{"path too deep",
 	 "--max-depth N raises the limit on the number of path components "
 	 "(default 256)"},
+	{"archive index size exceeds limit",
+	 "--max-index-size BYTES raises the limit on the memory of the index "
+	 "(default 1G)"},
 };
 
 static const char *hint_for(const char *reason)

@@ -29,6 +29,7 @@ enum wsnap_policy_opt {
 	WSNAP_OPT_MAX_FILE_SIZE,
 	WSNAP_OPT_MAX_PATH_LENGTH,
 	WSNAP_OPT_MAX_DEPTH,
+	WSNAP_OPT_MAX_INDEX_SIZE,
 	WSNAP_OPT_JSON,
 	WSNAP_OPT_HELP,
 	WSNAP_OPT_FIRST_PRIVATE = 0x1100, /* subcommands number theirs here */
@@ -53,6 +54,8 @@ enum wsnap_policy_opt {
 		 WSNAP_OPT_MAX_FILE_SIZE},                                     \
 		{"max-path-length", required_argument, NULL,                   \
 		 WSNAP_OPT_MAX_PATH_LENGTH},                                   \
+		{"max-index-size", required_argument, NULL,                    \
+		 WSNAP_OPT_MAX_INDEX_SIZE},                                    \
 	{                                                                      \
 		"max-depth", required_argument, NULL, WSNAP_OPT_MAX_DEPTH      \
 	}

@@ -14,6 +14,10 @@
 #  - after the end marker (issue 12): at most 4 MiB may follow it, from a
 #    file or a pipe; 40 GiB of zeros in zstd and 2.4 GiB in 3 KB of bzip2
 #    (14 s of CPU when decoded to the end) are refused in milliseconds;
+#  - extension headers (issue 12): 1000 members with 500 KiB pax
+#    comments, refused under --max-total-size 0 and by it when exported;
+#  - index memory (issue 12): 50,000 symlinks with 4 KB paths and targets,
+#    within the default --max-index-size and refused under a lower one;
 #  - decompressor memory (issue 12): an xz block declaring a 4 GiB
 #    dictionary in front of 1 GiB of zeros (190 KB; 1 GB of memory without
 #    a limit), the largest dictionary allowed (128 MiB, read in bounded
@@ -127,14 +131,41 @@ mk sp.tar 'gnu_sparse("sp", [(0, 5), (1000, 0)], 1000, b"hello") + end()'
 expect 0 - check --max-total-size 1000 "$tmp/sp.tar"
 expect 3 "$(msg sp 'archive extracted size exceeds limit')" \
 	check --max-total-size 999 "$tmp/sp.tar"
-# the 64 GiB default, with sparse files of 5 stored bytes
-mk sp64.tar 'pax_sparse_10("sp", [(0, 5), (64 << 30, 0)], 64 << 30,
-b"hello") + end()'
+# the 64 GiB default, with sparse files of 5 stored bytes: 64 GiB less
+# their extension headers (a pax header, its body, the map: 1536 bytes)
+mk sp64.tar 'pax_sparse_10("sp", [(0, 5), ((64 << 30) - 1536, 0)],
+(64 << 30) - 1536, b"hello") + end()'
 expect 0 - check "$tmp/sp64.tar"
-mk sp64b.tar 'pax_sparse_10("sp", [(0, 5), ((64 << 30) - 9, 0)],
-(64 << 30) - 9, b"hello") + file("ten", b"0123456789") + end()'
+mk sp64b.tar 'pax_sparse_10("sp", [(0, 5), ((64 << 30) - 1545, 0)],
+(64 << 30) - 1545, b"hello") + file("ten", b"0123456789") + end()'
 expect 3 "$(msg ten 'archive extracted size exceeds limit')" \
 	check "$tmp/sp64b.tar"
+# [wsnap] extension headers count with file data: a's pax header and its
+# 2014-byte body take 512 + 2048 bytes, so a counts 2570 and b 5 more
+mk x.tar 'pax([("comment", "c" * 2000)]) + file("a", b"x" * 10)
++ file("b", b"y" * 5) + end()'
+expect 0 - check --max-total-size 2575 "$tmp/x.tar"
+expect 3 "$(msg b 'archive extracted size exceeds limit')" \
+	check --max-total-size 2574 "$tmp/x.tar"
+expect 3 "$(msg a 'archive extracted size exceeds limit')" \
+	check --max-total-size 2569 "$tmp/x.tar"
+expect 0 - check --max-total-size 5 --skip a "$tmp/x.tar"
+# a root entry's too (its members count for nothing else)
+mk xr.tar 'pax([("comment", "c" * 2000)]) + dir("./") + end()'
+expect 0 - check --max-total-size 2560 --max-members 0 "$tmp/xr.tar"
+expect 3 "$(msg . 'archive extracted size exceeds limit')" \
+	check --max-total-size 2559 "$tmp/xr.tar"
+
+# ---------------------------------------------------------------- index size
+# [wsnap] 96 bytes per entry, its path and NUL, a symlink's target and
+# NUL: a/b makes "a" (98) and "a/b" (100), l -> a/b 102 more
+mk i.tar 'file("a/b") + symlink("l", "a/b") + end()'
+expect 0 - check --max-index-size 300 "$tmp/i.tar"
+expect 3 "$(msg l 'archive index size exceeds limit')" \
+	check --max-index-size 299 "$tmp/i.tar"
+expect 3 "$(msg a/b 'archive index size exceeds limit')" \
+	check --max-index-size 197 "$tmp/i.tar"
+expect 0 - check --max-index-size 0 --skip a --skip l "$tmp/i.tar"
 
 # ---------------------------------------------------------------- file size
 expect 0 - check --max-file-size 30 "$tmp/t.tar"
@@ -257,6 +288,36 @@ python3 "$stream" zstd-zeros 17 1 256 >"$tmp/win144m.tar.zst"
 measure "zstd, 144 MiB window (the next size)" "$small_kib" 3 "$invalid" \
 	"$WSNAP_BIN" check "$tmp/win144m.tar.zst" </dev/null
 
+# ------------------------------------------------- extension headers
+# 1000 members with 500 KiB pax comments (issue 12: spilled 500 MB under
+# --max-total-size 0): each counts 512 + 512512 bytes of headers
+python3 "$stream" pax-comments 1000 500 | zstd -q -c >"$tmp/comments.tar.zst"
+[ "$(stat -c %s "$tmp/comments.tar.zst")" -lt $((256 << 10)) ] ||
+	fail "comments.tar.zst is not small"
+measure_cpu "1000 x 500 KiB pax comments, --max-total-size 0" \
+	"$small_kib" "$cpu_ms" 3 \
+	"$(msg c0000001 'archive extracted size exceeds limit')" \
+	"$WSNAP_BIN" check --max-total-size 0 "$tmp/comments.tar.zst" \
+	</dev/null
+measure "the same, default limits (500 MB of headers)" "$small_kib" 0 - \
+	"$WSNAP_BIN" check "$tmp/comments.tar.zst" </dev/null
+
+# ------------------------------------------------- index memory
+# 50,000 symlinks, paths of 3,864 bytes (one directory of 16 components)
+# and targets of 3,999: 96 + 3,865 + 4,000 = 7,961 bytes of index each
+# (398 MB; 600 MB peak before the targets were no longer copied, issue 12).
+# The default bound (1 GiB) holds them. Under 64 MiB the directories take
+# 16 x 96 + 241 x (1 + ... + 16) = 34,312 bytes, so 8,425 links fit and
+# the 8,426th is refused.
+python3 "$stream" symlinks 50000 | zstd -q -c >"$tmp/links.tar.zst"
+index_kib=$(((1024 + 64) * 1024 * scale))
+measure "50,000 symlinks, 4 KB paths and targets" "$index_kib" 0 - \
+	"$WSNAP_BIN" check "$tmp/links.tar.zst" </dev/null
+link=$(python3 -c 'print("/".join(["x" * 240] * 16) + "/l0008426")')
+measure "the same, --max-index-size 64M" $(((64 + 64) * 1024 * scale)) 3 \
+	"$(msg "$link" 'archive index size exceeds limit')" \
+	"$WSNAP_BIN" check --max-index-size 64M "$tmp/links.tar.zst" </dev/null
+
 # ------------------------------------------------------- disk: export, piped
 # From a pipe, export spills the decompressed stream to a temporary file
 # (the policy needs every header before the first write). Under a 64 MiB
@@ -283,6 +344,9 @@ export_capped 3 "$(msg bomb 'archive extracted size exceeds limit')" \
 	"$data/malformed/bomb-declared-100g-pax.tar.gz"
 export_capped 3 "$(msg f1 'archive extracted size exceeds limit')" \
 	"$data/malformed/bomb-total.tar.zst" --max-total-size 33554432
+# headers count: 32 MiB take 65 members of 513,024 header bytes
+export_capped 3 "$(msg c0000066 'archive extracted size exceeds limit')" \
+	"$tmp/comments.tar.zst" --max-total-size 32M
 export_capped 3 "$invalid" "$tmp/zeros.tar.zst"
 export_capped 0 - "$tmp/after4m.tar"
 [ "$(cat "$tmp/dest/d/a" 2>/dev/null)" = hello ] ||
