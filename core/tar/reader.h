@@ -10,8 +10,12 @@
  *    read as '<tar>': 'invalid tar stream' (no ARCHIVE_RETRY resync);
  *  - the raw typeflag of each member's main header is read from the bytes of
  *    the stream itself, never guessed from libarchive's file type;
- *  - a compressed stream is read to its very end, so a bad trailer fails;
- *  - memory is bounded by WSNAP_READER_MAX_HEADER_BYTES whatever the input;
+ *  - a compressed stream is read to its very end, so a bad trailer fails,
+ *    unless more than WSNAP_READER_MAX_TRAILING_BYTES follow the
+ *    end-of-archive marker, which fails too;
+ *  - memory is bounded by WSNAP_READER_MAX_HEADER_BYTES and the decoders'
+ *    limits (WSNAP_READER_XZ_MEMLIMIT, WSNAP_READER_ZSTD_WINDOW_MAX)
+ *    whatever the input;
  *  - for an uncompressed, seekable input file data is skipped by seeking:
  *    the cost grows with the number of members, not the bytes.
  */
