@@ -456,6 +456,7 @@ static void strip_policy(struct wsnap_policy *p,
 	p->max_file_size = caller->max_file_size;
 	p->max_path_length = caller->max_path_length;
 	p->max_depth = caller->max_depth;
+	p->max_index_size = caller->max_index_size;
 }
 
 enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,

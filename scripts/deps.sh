@@ -2,7 +2,7 @@
 # Installs what wsnap needs to build, test and benchmark on Debian 12 (root).
 # Does nothing when everything is already there.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
+pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev liblzma-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
       python3-pip fuse-overlayfs psmisc clang clang-format
       libgit2-dev git patch                  # diff --patch and its tests

@@ -151,6 +151,9 @@ const struct wsnap_option wsnap_policy_options[] = {
 	WSNAP_OPT_NUMBER(0, "max-depth", "N", P, max_depth,
 			 WSNAP_READER_MAX_HEADER_BYTES / 2, 0,
 			 "most path components (256)"),
+	WSNAP_OPT_NUMBER(0, "max-index-size", "BYTES", P, max_index_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most memory for the index of members (1G)"),
 	WSNAP_OPT_NOTE("BYTES: a number with an optional K, M, G, T or P "
 		       "suffix (powers of 1024), or 'unlimited'."),
 	WSNAP_OPT_END(),
@@ -185,6 +188,9 @@ static const struct hint hints[] = {
 	{"path too deep",
 	 "--max-depth N raises the limit on the number of path components "
 	 "(default 256)"},
+	{"archive index size exceeds limit",
+	 "--max-index-size BYTES raises the limit on the memory of the index "
+	 "(default 1G)"},
 };
 
 static const char *hint_for(const char *reason)

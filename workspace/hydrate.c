@@ -96,6 +96,11 @@ static uint64_t policy_hash(const struct wsnap_policy *p,
 	hash_list(&h, 'y', &p->reject_symlink);
 	hash_str(&h, 'n', p->root_name);
 	hash_str(&h, 'p', p->strip_prefix);
+	/* --max-index-size came later: hashed only when not the default, so
+	 * that states written before it keep their fingerprints */
+	if (p->max_index_size != WSNAP_DEFAULT_MAX_INDEX_SIZE)
+		hash_field(&h, 'i', &p->max_index_size,
+			   sizeof(p->max_index_size));
 	return wsnap_hasher_final(&h);
 }
 

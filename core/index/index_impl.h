@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "arena.h"
 #include "error.h"
 #include "fileid.h"
 #include "hash.h"
@@ -40,8 +41,7 @@ struct wsnap_index {
 	struct wsnap_hash_key key;
 	char *paths; /* every node's path, NUL-terminated, exact size */
 	size_t paths_bytes;
-	char *targets; /* every symlink target, NUL-terminated, exact size */
-	size_t targets_bytes;
+	struct wsnap_arena targets; /* every symlink target, NUL-terminated */
 	struct wsnap_index_run *runs;
 	size_t nruns;
 	struct wsnap_index_sparse *sparse; /* node->sparse is 1-based in it */
@@ -63,10 +63,12 @@ struct wsnap_index {
  * root; parents have smaller ids than their children. In each node 'path'
  * is the entry's own name (not NUL-terminated necessarily), 'name_off' its
  * length, 'parent' the parent's id, 'mode' the header's mode bits, 'size'
- * the target length of a symlink; the other public fields are final.
- * The node array (capacity at least count), runs and sparse tables are
- * taken over whatever the outcome: the pointers in the tree are set to
- * NULL. Names and targets stay the caller's.
+ * the target length of a symlink, 'target' a NUL-terminated target in the
+ * targets arena; the other public fields are final. The node array
+ * (capacity at least count), runs and sparse tables and the targets arena
+ * are taken over whatever the outcome (targets are not copied): the
+ * pointers in the tree are set to NULL and the arena emptied. Names stay
+ * the caller's.
  */
 struct wsnap_index_tree {
 	struct wsnap_node *nodes;
@@ -75,7 +77,27 @@ struct wsnap_index_tree {
 	size_t nruns;
 	struct wsnap_index_sparse *sparse;
 	size_t nsparse;
+	struct wsnap_arena targets;
 };
+
+/*
+ * What the policy engine charges against --max-index-size (doc/policy.md
+ * section 5) for what it adds to the tree: per entry (member, implicit
+ * directory, the root) WSNAP_INDEX_ENTRY_BYTES and its full rel path with a
+ * NUL; per symlink its target with a NUL; per sparse file
+ * WSNAP_INDEX_SPARSE_BYTES and WSNAP_INDEX_RUN_BYTES per run. That is at
+ * least what the frozen index holds for it (node, children slot, lookup
+ * buckets, paths, targets, maps); wsnap_index_stats' memory_bytes adds only
+ * the index's fixed struct and the arena's chunk slack to the charge.
+ */
+#define WSNAP_INDEX_ENTRY_BYTES	 96u
+#define WSNAP_INDEX_SPARSE_BYTES ((uint64_t)sizeof(struct wsnap_index_sparse))
+#define WSNAP_INDEX_RUN_BYTES	 ((uint64_t)sizeof(struct wsnap_index_run))
+/* node, one children slot, up to two lookup buckets (a power of two of
+ * them, at least one per node) */
+_Static_assert(sizeof(struct wsnap_node) + 3 * sizeof(uint32_t) <=
+		       WSNAP_INDEX_ENTRY_BYTES,
+	       "entry charge");
 
 /*
  * Freezes a tree into an index: full paths, inos in bytewise path order,

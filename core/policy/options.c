@@ -24,6 +24,7 @@ void wsnap_policy_init(struct wsnap_policy *p)
 	p->max_file_size = WSNAP_DEFAULT_MAX_FILE_SIZE;
 	p->max_path_length = WSNAP_DEFAULT_MAX_PATH_LENGTH;
 	p->max_depth = WSNAP_DEFAULT_MAX_DEPTH;
+	p->max_index_size = WSNAP_DEFAULT_MAX_INDEX_SIZE;
 }
 
 static void pathlist_release(struct wsnap_pathlist *l)
@@ -224,6 +225,7 @@ enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
 	dst->max_file_size = src->max_file_size;
 	dst->max_path_length = src->max_path_length;
 	dst->max_depth = src->max_depth;
+	dst->max_index_size = src->max_index_size;
 	st = pathlist_copy(&dst->skip, "--skip", &src->skip, err);
 	if (st == WSNAP_OK)
 		st = pathlist_copy(&dst->reject_path, "--reject-path",

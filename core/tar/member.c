@@ -182,6 +182,7 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	m->type = rd_classify(tf, s.main);
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
 	m->data_offset = (uint64_t)fb;
+	m->ext_bytes = (uint64_t)(fb - hp) - WSNAP_TAR_BLOCK;
 	if (s.pax.has_mtime) {
 		/* our own reading: libarchive's is wrong before 1970 */
 		m->mtime_sec = s.pax.mtime_sec;

@@ -550,9 +550,18 @@ def gen_bombs():
                      t.header("bomb", size=0), 1), (chunk, 16)]), 3,
          rej("bomb", "archive extracted size exceeds limit"),
          why="pax size 100 GiB before 256 MiB of zeros in gzip")
-    case("bomb-after-end.tar.zst", zstd_zeros_after(small, 16 * GIB), 0,
-         why="16 GiB of zeros after the end marker: read to the end of "
-         "the compressed stream, in bounded memory")
+    case("bomb-after-end.tar.zst", zstd_zeros_after(small, 16 * GIB), 3,
+         INVALID, why="16 GiB of zeros after the end marker: decoding "
+         "stops 4 MiB past it, so the trailer cannot be reached")
+    # at most 4 MiB (WSNAP_READER_MAX_TRAILING_BYTES) may follow the end
+    # marker; GNU tar and tarfile pad to 10 KiB records
+    for n, rc in ((4 << 20, 0), ((4 << 20) + 1, 3)):
+        tag = "4m" if rc == 0 else "4m1"
+        case("after-end-%s.tar.zst" % tag, zstd_zeros_after(small, n), rc,
+             INVALID if rc else None,
+             why="%d bytes of zeros after the end marker" % n)
+        case("after-end-%s.tar.bz2" % tag, t.bz(small + b"\0" * n), rc,
+             INVALID if rc else None)
     inner = gz_stream([(small, 1), (chunk, 256)])
     case("bomb-after-end.tar.gz.gz", t.gz(inner), 3, INVALID,
          why="nested gzip, 4 GiB of zeros in a few KiB: refused as nested "
@@ -573,13 +582,30 @@ def gen_bombs():
          opts="--max-file-size 1000000")
 
 
+def gen_decoders():
+    """decompressor memory limits (policy.md section 5)"""
+    z = t.xz(BASE)
+    case("xz-dict-128m.tar.xz", t.xz_set_dict(z, 30), 0,
+         why="an LZMA2 dictionary of 128 MiB: within the xz memory limit")
+    case("xz-dict-192m.tar.xz", t.xz_set_dict(z, 31), 3, INVALID,
+         why="the next dictionary size, 192 MiB: beyond it")
+    case("xz-dict-4g.tar.xz", t.xz_set_dict(z, 40), 3, INVALID,
+         why="a 4 GiB dictionary (libarchive sets liblzma no limit)")
+    case("zstd-window-128m.tar.zst",
+         t.zstd_frame([("raw", BASE)], window=(17, 0)), 0,
+         why="a zstd window of 128 MiB: libzstd's default limit")
+    case("zstd-window-144m.tar.zst",
+         t.zstd_frame([("raw", BASE)], window=(17, 1)), 3, INVALID,
+         why="the next window size, 144 MiB: beyond it")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
                                                               "malformed")
     for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
                 gen_sizes, gen_pax, gen_gnu_long, gen_sparse, gen_not_tar,
-                gen_bombs):
+                gen_bombs, gen_decoders):
         gen()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <lzma.h>
 
 #include "reader.h"
 #include "support.h"
@@ -36,6 +37,7 @@ struct rmember {
 	uint32_t mode;
 	uint64_t size;
 	uint64_t data_offset;
+	uint64_t ext_bytes;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	struct wsnap_sparse_run *runs;
@@ -84,6 +86,7 @@ static enum wsnap_status record_cb(void *ctx, const struct wsnap_raw_member *m,
 	r->mode = m->mode;
 	r->size = m->size;
 	r->data_offset = m->data_offset;
+	r->ext_bytes = m->ext_bytes;
 	r->mtime_sec = m->mtime_sec;
 	r->mtime_nsec = m->mtime_nsec;
 	if (m->nsparse) {
@@ -2284,6 +2287,280 @@ static void test_reader_header_region_is_bounded(void **state)
 	free(value);
 }
 
+/* ---- resource bounds (policy.md section 5) ----------------------------- */
+
+/*
+ * Each member reports the bytes of its extension headers (ext_bytes), which
+ * the policy counts against --max-total-size: 1000 members with 500 KB pax
+ * comments spilled 500 MB under --max-total-size 0 (issue 12).
+ */
+static void test_reader_ext_bytes(void **state)
+{
+	static const uint64_t runs[][2] = {{0, 10},   {100, 10}, {200, 10},
+					   {300, 10}, {400, 10}, {500, 10}};
+	struct ts_archive *a = ts_archive_new();
+	char body[2048], comment[1500];
+	size_t used = 0, len;
+	unsigned char *tar, *sp;
+	struct run run;
+
+	memset(comment, 'c', sizeof(comment));
+	ts_add_raw_member(a, "plain", '0', 0644, "x", 1, NULL);
+	pax_record(body, sizeof(body), &used, "comment", comment,
+		   sizeof(comment));
+	add_ext(a, 'g', body, used); /* a global header counts too */
+	add_pax_member(a, "path", "p", 1, "x", '0', "y", 1, NULL);
+	add_gnu_long(a, 'L', "long-name");
+	add_gnu_long(a, 'K', "long-target");
+	ts_add_raw_member(a, "x", '2', 0777, NULL, 0, "t");
+	add_gnu_sparse(a, "gs", 1000, runs, 6, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 4);
+	assert_int_equal(run.rec.m[0].ext_bytes, 0);
+	/* 'g' header, its body in 3 blocks, 'x' header and body */
+	assert_int_equal(run.rec.m[1].ext_bytes, 6 * WSNAP_TAR_BLOCK);
+	/* 'L' and 'K', one block of name each */
+	assert_int_equal(run.rec.m[2].ext_bytes, 4 * WSNAP_TAR_BLOCK);
+	/* one GNU sparse extension block (runs 5 and 6) */
+	assert_int_equal(run.rec.m[3].ext_bytes, WSNAP_TAR_BLOCK);
+	run_release(&run);
+	free(tar);
+	/* a pax 1.0 sparse map leads the data area: it counts */
+	sp = pax_sparse_archive(10, &len, runs, 6, 1000);
+	run_bytes(&run, sp, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.m[0].ext_bytes, 3 * WSNAP_TAR_BLOCK);
+	assert_int_equal(run.rec.m[1].ext_bytes, 0);
+	run_release(&run);
+	free(sp);
+}
+
+/* two_members, its end marker, then n bytes of fill. */
+static unsigned char *trailing_archive(size_t n, int fill, size_t *len)
+{
+	size_t tlen;
+	unsigned char *tar = two_members(&tlen, 1), *buf = malloc(tlen + n);
+
+	assert_non_null(buf);
+	memcpy(buf, tar, tlen);
+	memset(buf + tlen, fill, n);
+	free(tar);
+	*len = tlen + n;
+	return buf;
+}
+
+/*
+ * Work after the end marker is bounded: 3 KB of bzip2 decode to gigabytes
+ * of zeros (issue 12). At most WSNAP_READER_MAX_TRAILING_BYTES may follow
+ * the marker, plain or compressed, from a file or a pipe; one more byte and
+ * the stream is invalid (its trailer is never reached).
+ */
+static void test_reader_after_end_is_bounded(void **state)
+{
+	const size_t max = WSNAP_READER_MAX_TRAILING_BYTES;
+	const size_t end = 4 * WSNAP_TAR_BLOCK + 2 * WSNAP_TAR_BLOCK;
+	unsigned char *buf, *c;
+	size_t len, clen, f;
+	struct run run;
+	struct stat st;
+
+	/* at the bound: ignored, whatever it holds */
+	buf = trailing_archive(max, 'G', &len);
+	expect_members(buf, len, 2);
+	free(buf);
+	buf = trailing_archive(max, 0, &len);
+	expect_members(buf, len, 2);
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(buf, len, filters[f], &clen);
+		expect_members(c, clen, 2);
+		free(c);
+	}
+	/* only what the tar reader pulled is spilled (one 256 KiB chunk) */
+	run_bytes(&run, buf, len, SRC_PIPE, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.res.stream_bytes, len);
+	assert_int_equal(fstat(run.res.data_fd, &st), 0);
+	assert_true((size_t)st.st_size <= end + (256u << 10));
+	run_release(&run);
+	free(buf);
+	/* one byte more */
+	buf = trailing_archive(max + 1, 0, &len);
+	expect_invalid(buf, len);
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(buf, len, filters[f], &clen);
+		expect_invalid(c, clen);
+		free(c);
+	}
+	free(buf);
+	/* an input of zero blocks only is an empty archive, up to the bound */
+	buf = calloc(1, 2 * WSNAP_TAR_BLOCK + max + 1);
+	assert_non_null(buf);
+	expect_members(buf, 2 * WSNAP_TAR_BLOCK + max, 0);
+	expect_invalid(buf, 2 * WSNAP_TAR_BLOCK + max + 1);
+	free(buf);
+}
+
+/*
+ * Sets the LZMA2 dictionary size byte in the first block header of an xz
+ * stream (as ts_compress writes it: one filter) and the header's CRC32.
+ */
+static void xz_set_dict(unsigned char *c, size_t clen, unsigned char props)
+{
+	const size_t at = 12; /* after the stream header */
+	size_t hsize = ((size_t)c[at] + 1) * 4, i = at + 2;
+	unsigned char flags = c[at + 1];
+	uint32_t crc;
+
+	assert_true(clen > at + hsize);
+	assert_int_equal(flags & 0x03, 0); /* one filter */
+	/* skip the compressed and uncompressed sizes where present */
+	if (flags & 0x40)
+		while (c[i++] & 0x80)
+			;
+	if (flags & 0x80)
+		while (c[i++] & 0x80)
+			;
+	assert_int_equal(c[i], 0x21); /* LZMA2 */
+	assert_int_equal(c[i + 1], 1);
+	c[i + 2] = props;
+	crc = lzma_crc32(c + at, hsize - 4, 0);
+	c[at + hsize - 4] = (unsigned char)crc;
+	c[at + hsize - 3] = (unsigned char)(crc >> 8);
+	c[at + hsize - 2] = (unsigned char)(crc >> 16);
+	c[at + hsize - 1] = (unsigned char)(crc >> 24);
+}
+
+/*
+ * xz runs with a memory limit: a block header may declare a 4 GiB
+ * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB,
+ * issue 12). A 128 MiB dictionary (props 30) is within
+ * WSNAP_READER_XZ_MEMLIMIT, the next size (192 MiB, props 31) is not.
+ */
+static void test_reader_xz_memory_limit(void **state)
+{
+	static const unsigned char props[] = {30, 31, 39, 40};
+	unsigned char *tar, *c;
+	size_t len, clen, i;
+
+	assert_true((128u << 20) < WSNAP_READER_XZ_MEMLIMIT &&
+		    WSNAP_READER_XZ_MEMLIMIT < (192u << 20));
+	tar = two_members(&len, 1);
+	for (i = 0; i < sizeof(props); i++) {
+		c = ts_compress(tar, len, "xz", &clen);
+		xz_set_dict(c, clen, props[i]);
+		if (i == 0)
+			expect_members(c, clen, 2);
+		else
+			expect_invalid(c, clen);
+		free(c);
+	}
+	free(tar);
+}
+
+/* Two xz streams with pad zero bytes after each. */
+static unsigned char *xz_two_streams(const unsigned char *x1, size_t l1,
+				     const unsigned char *x2, size_t l2,
+				     size_t pad, size_t *len)
+{
+	unsigned char *buf = calloc(1, l1 + l2 + 2 * pad);
+
+	assert_non_null(buf);
+	memcpy(buf, x1, l1);
+	memcpy(buf + l1 + pad, x2, l2);
+	*len = l1 + l2 + 2 * pad;
+	return buf;
+}
+
+/* xz streams: concatenated ones are one stream, and stream padding is
+ * whole 4-byte words of zeros, as xz reads them (liblzma checks both). */
+static void test_reader_xz_streams(void **state)
+{
+	const size_t first = 2 * WSNAP_TAR_BLOCK; /* one member */
+	unsigned char *tar, *x1, *x2, *buf;
+	size_t len, l1, l2, blen, pad;
+	struct run run;
+
+	tar = two_members(&len, 1);
+	x1 = ts_compress(tar, first, "xz", &l1);
+	x2 = ts_compress(tar + first, len - first, "xz", &l2);
+	for (pad = 0; pad <= 8; pad++) {
+		buf = xz_two_streams(x1, l1, x2, l2, pad, &blen);
+		if (pad % 4) {
+			expect_invalid(buf, blen);
+			free(buf);
+			continue;
+		}
+		run_bytes(&run, buf, blen, SRC_PIPE, false);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 2);
+		assert_string_equal(run.res.compression, "xz");
+		assert_int_equal(run.res.stream_bytes, len);
+		assert_int_equal(run.res.input_bytes, blen);
+		run_release(&run);
+		expect_members(buf, blen, 2);
+		free(buf);
+	}
+	free(x1);
+	free(x2);
+	free(tar);
+}
+
+/* A zstd frame of raw blocks holding data[0..len), whose header asks for
+ * a window of (8 + mantissa) << (exp + 7) bytes (no checksum, no size). */
+static unsigned char *zstd_raw_frame(const void *data, size_t len, unsigned exp,
+				     unsigned mantissa, size_t *out_len)
+{
+	const size_t block = 128u << 10;
+	unsigned char *out = malloc(6 + len + 3 * (len / block + 1)), *p;
+	size_t done = 0;
+
+	assert_non_null(out);
+	memcpy(out, "\x28\xb5\x2f\xfd", 4);
+	out[4] = 0x00; /* no content size, no checksum, a window byte */
+	out[5] = (unsigned char)(exp << 3 | mantissa);
+	p = out + 6;
+	do {
+		size_t n = len - done < block ? len - done : block;
+		uint32_t h = (uint32_t)(n << 3) | (done + n == len); /* raw */
+
+		p[0] = (unsigned char)h;
+		p[1] = (unsigned char)(h >> 8);
+		p[2] = (unsigned char)(h >> 16);
+		memcpy(p + 3, (const unsigned char *)data + done, n);
+		p += 3 + n;
+		done += n;
+	} while (done < len);
+	*out_len = (size_t)(p - out);
+	return out;
+}
+
+/*
+ * zstd's window is bounded by libzstd's default limit, which libarchive
+ * keeps (WSNAP_READER_ZSTD_WINDOW_MAX, 128 MiB): a frame asking for that
+ * window is read, one asking for the next size (144 MiB) is invalid. (If
+ * a library update raised the limit, this test says so.)
+ */
+static void test_reader_zstd_window_limit(void **state)
+{
+	unsigned char *tar, *z;
+	size_t len, zlen;
+
+	assert_int_equal(WSNAP_READER_ZSTD_WINDOW_MAX, 1u << (17 + 10));
+	tar = two_members(&len, 1);
+	z = zstd_raw_frame(tar, len, 17, 0, &zlen);
+	expect_members(z, zlen, 2);
+	free(z);
+	z = zstd_raw_frame(tar, len, 17, 1, &zlen);
+	expect_invalid(z, zlen);
+	free(z);
+	z = zstd_raw_frame(tar, len, 31, 7, &zlen);
+	expect_invalid(z, zlen);
+	free(z);
+	free(tar);
+}
+
 static void test_reader_callback_error_is_returned(void **state)
 {
 	unsigned char *tar;
@@ -2364,6 +2641,11 @@ int main(void)
 		cmocka_unit_test(test_reader_nul_typeflag_slash),
 		cmocka_unit_test(test_reader_symlink_empty_target),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
+		cmocka_unit_test(test_reader_ext_bytes),
+		cmocka_unit_test(test_reader_after_end_is_bounded),
+		cmocka_unit_test(test_reader_xz_memory_limit),
+		cmocka_unit_test(test_reader_xz_streams),
+		cmocka_unit_test(test_reader_zstd_window_limit),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),
 	};
