@@ -291,6 +291,48 @@ def gen_sizes():
          why="a name filling its field has no terminator")
 
 
+def gen_nonfile_sizes():
+    """a size field on a member that stores no data (policy.md section 5):
+    accepted where no reader skips data after it (each reads the next
+    block as a header), refused where one of them would"""
+    evil = t.header("evil")  # a header where data would be
+    after = t.file("after", b"x")
+    case("dir-size-no-data.tar",
+         t.header("d/", b"5", size=255) + after + t.end(), 0,
+         why="a directory's size field and no data (CPython's testtar.tar "
+         "'ustar/dirtype-with-size'): tarfile, GNU tar and libarchive "
+         "read on at the next block")
+    case("dir-size-header-after.tar",
+         t.header("d/", b"5", size=5) + evil + after + t.end(), 0,
+         why="and the block after it is a member to every reader")
+    case("dir-pax-size.tar",
+         t.pax([("size", "5")]) + t.header("d/", b"5") + evil + after +
+         t.end(), 3, INVALID,
+         why="a pax size on a directory: libarchive and GNU tar's listing "
+         "skip 'evil', tarfile and GNU tar's extraction read it")
+    case("hardlink-size-no-data.tar",
+         after + t.header("h", b"1", size=5, linkname="after") + evil +
+         t.end(), 3, rej("h", "hardlink member not allowed"),
+         why="a hardlink's size field outside pax archives: read alike, "
+         "so the policy decides")
+    case("hardlink-size-pax-archive.tar",
+         t.pax([("mtime", "1")]) + after +
+         t.header("h", b"1", size=5, linkname="after") + evil + t.end(), 3,
+         INVALID, why="in a pax archive libarchive skips a hardlink's "
+         "size, tarfile and GNU tar do not")
+    case("symlink-size.tar",
+         t.header("l", b"2", size=5, linkname="after") + evil + after +
+         t.end(), 3, INVALID,
+         why="a symlink's size: GNU tar's listing skips it, tarfile, GNU "
+         "tar's extraction and libarchive do not")
+    case("fifo-size.tar",
+         t.header("p", b"6", size=5) + evil + after + t.end(), 3, INVALID,
+         why="the same for a FIFO (and devices)")
+    case("v7-dir-size.tar",
+         t.header("d/", b"\0", size=5) + evil + after + t.end(), 3,
+         INVALID, why="the same for a typeflag NUL directory")
+
+
 def gen_pax():
     ok = t.file("a", b"x")
     body5 = t.header("five", size=0) + t.pad(b"hello")
@@ -578,8 +620,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
                                                               "malformed")
     for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
-                gen_sizes, gen_pax, gen_gnu_long, gen_sparse, gen_not_tar,
-                gen_bombs):
+                gen_sizes, gen_nonfile_sizes, gen_pax, gen_gnu_long,
+                gen_sparse, gen_not_tar, gen_bombs):
         gen()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):
