@@ -2,9 +2,9 @@
  * The header region of a member (header.h): the raw header blocks from the
  * member's header position to its data, walked block by block, with the
  * number fields and pax records parsed from the bytes themselves. It knows
- * the tar format and the two readers whose views must agree (libarchive,
- * which builds the member, and Python's tarfile, the reference the policy
- * restates); it knows nothing of libarchive's API or of the input.
+ * the tar format and the readers whose views must agree (libarchive, which
+ * builds the member, Python's tarfile, the reference the policy restates,
+ * and GNU tar); it knows nothing of libarchive's API or of the input.
  *
  * Invariants:
  *  - a region is extension headers, then exactly one main header, then
@@ -12,14 +12,15 @@
  *    pax 1.0 sparse map). Anything libarchive would have glossed over (bad
  *    pax records, special headers it swallows, an ambiguous layout) makes
  *    the walk fail, which the reader reports as '<tar>' invalid tar stream.
- *    "Ambiguous" means that libarchive and tarfile would see different
- *    members: 'V' and 'A' headers, a global pax header that sets names,
- *    sizes or sparse maps, an extension header repeated for one member, a
- *    member named (or linked) both by a GNU long name and by pax, a prefix
- *    field only one of them joins, a number field only one of them can
- *    parse, a sparse map they lay out differently (member.c checks the
- *    rest: data on directories, links, devices and FIFOs, typeflag NUL
- *    with a trailing '/' that only libarchive sees);
+ *    "Ambiguous" means that the readers would see different members: 'V'
+ *    and 'A' headers, a global pax header that sets names, sizes or sparse
+ *    maps, an extension header repeated for one member, a member named (or
+ *    linked) both by a GNU long name and by pax, a prefix field only some
+ *    of them join, a number field they parse differently, a sparse map
+ *    they lay out differently, a byte of an extension body's padding that
+ *    is not zero, a long name without its NUL, a pax key after blanks
+ *    (member.c checks the rest: data behind members that are not regular
+ *    files, names ending in '/' on regular files);
  *  - numbers are read from the raw header where libarchive would saturate
  *    them (base-256 beyond int64) or get them wrong (negative fractional
  *    pax times): what overflows is an invalid stream;
@@ -49,12 +50,16 @@ bool wsnap_tar_all_zero(const unsigned char *p, size_t n)
  * up to the first non-digit; tarfile takes the field up to its first NUL
  * and hands it to Python's int(s, 8), which takes "0o17", "1_0" or "+7"
  * and refuses "12x". A header tarfile refuses ends its archive there,
- * silently: the members after it would be seen by libarchive alone.
+ * silently: the members after it would be seen by libarchive alone. GNU
+ * tar skips one leading NUL and reads on ("\0" "0001000" is 512 to it, 0
+ * to the others): a field that starts with NUL must be all NUL.
  */
 static bool rd_tar_field_ok(const unsigned char *f, size_t n)
 {
 	size_t i = 0;
 
+	if (f[0] == '\0')
+		return wsnap_tar_all_zero(f, n);
 	if (f[0] & 0x80)
 		return f[0] == 0x80 || f[0] == 0xff;
 	while (i < n && (f[i] == ' ' || f[i] == '\t'))
@@ -349,7 +354,11 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 /*
  * Parses a pax body strictly: every record is "<len> <key>=<value>\n" with
  * len counting the whole record, and the records fill the body exactly.
- * (libarchive only warns, and then ignores the rest.)
+ * (libarchive only warns, and then ignores the rest.) The key starts right
+ * after the one space: GNU tar skips any blanks there, the others take
+ * them into the key ("13  path=abc\n" renames a member for GNU tar only).
+ * A key may come twice: libarchive, tarfile and GNU tar all keep the last
+ * value (the sparse keys, which they do not, are checked on their own).
  */
 static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
 			 struct wsnap_tar_pax *px)
@@ -370,7 +379,8 @@ static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
 		key = p + i + 1;
 		rest = len - i - 2; /* key=value without the newline */
 		eq = memchr(key, '=', rest);
-		if (!eq || eq == key || memchr(key, '\0', (size_t)(eq - key)))
+		if (!eq || eq == key || *key == ' ' || *key == '\t' ||
+		    memchr(key, '\0', (size_t)(eq - key)))
 			return false;
 		if (!rd_pax_attr(px, global, key, (size_t)(eq - key), eq + 1,
 				 rest - (size_t)(eq - key) - 1))
@@ -509,20 +519,34 @@ static bool rd_pax_sparse_agree(const struct wsnap_tar_pax *px,
 /*
  * The prefix field of a main header whose name comes from
  * the header itself. libarchive joins it to the name only under a POSIX
- * ustar magic ("ustar" and anything but GNU's "ustar  \0"); tarfile joins
- * it whatever the magic, except on GNU 'S' headers, whose bytes there are
- * GNU fields. Where one joins and the other does not, the names differ
- * (a v7 header named 'passwd' with prefix '../../etc', or a GNU
- * incremental header whose atime tarfile takes as a directory).
+ * ustar magic ("ustar" and anything but GNU's "ustar  \0"), GNU tar only
+ * under "ustar\0" exactly; tarfile joins it whatever the magic, except on
+ * GNU 'S' headers, whose bytes there are GNU fields. Where one joins and
+ * another does not, the names differ (a v7 header named 'passwd' with
+ * prefix '../../etc', a GNU incremental header whose atime tarfile takes
+ * as a directory, a "ustarX" magic whose prefix GNU tar drops).
  */
 static bool rd_prefix_ambiguous(const unsigned char *h)
 {
 	if (!h[WSNAP_TAR_OFF(prefix)] ||
 	    h[WSNAP_TAR_OFF(typeflag)] == WSNAP_TAR_GNU_SPARSE)
 		return false;
-	return rd_is_gnu_magic(h) ||
-	       memcmp(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_USTAR_MAGIC,
-		      sizeof(WSNAP_TAR_USTAR_MAGIC) - 1) != 0;
+	/* "ustar" with its NUL: the whole magic field */
+	return memcmp(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_USTAR_MAGIC,
+		      WSNAP_TAR_LEN(magic)) != 0;
+}
+
+/*
+ * A GNU long name ('L') or link name ('K') body: the name, a NUL, and only
+ * NULs up to the size. libarchive reads the size's bytes up to the first
+ * NUL; tarfile and GNU tar read the whole padded body up to its first NUL,
+ * so a name without a NUL within the size would run on for them.
+ */
+static bool rd_gnu_long_ok(const unsigned char *p, size_t n)
+{
+	const unsigned char *nul = memchr(p, '\0', n);
+
+	return nul && wsnap_tar_all_zero(nul, n - (size_t)(nul - p));
 }
 
 /*
@@ -562,7 +586,7 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 
 	memset(s, 0, sizeof(*s));
 	for (;;) {
-		const unsigned char *h = p + pos;
+		const unsigned char *h = p + pos, *body;
 		uint64_t size, padded;
 		char tf;
 
@@ -589,21 +613,29 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 			 ~(uint64_t)(WSNAP_TAR_BLOCK - 1);
 		if (padded > len - pos - WSNAP_TAR_BLOCK)
 			return false;
-		if (tf == WSNAP_TAR_GNU_LONGNAME)
-			s->n_longname++;
-		else if (tf == WSNAP_TAR_GNU_LONGLINK)
-			s->n_longlink++;
-		else if (tf == WSNAP_TAR_PAX_GLOBAL &&
-			 !rd_pax_parse(h + WSNAP_TAR_BLOCK, (size_t)size, true,
-				       global))
+		body = h + WSNAP_TAR_BLOCK;
+		/* libarchive and GNU tar read size bytes of a body, tarfile
+		 * the whole padded blocks (a pax record or the rest of a
+		 * name in the padding is read by tarfile alone) */
+		if (!wsnap_tar_all_zero(body + size, (size_t)(padded - size)))
 			return false;
-		else if (tf != WSNAP_TAR_PAX_GLOBAL &&
-			 (s->n_pax++ ||
-			  !rd_pax_parse(h + WSNAP_TAR_BLOCK, (size_t)size,
-					false, &s->pax) ||
-			  !rd_pax_sparse_agree(&s->pax, h + WSNAP_TAR_BLOCK,
-					       (size_t)padded)))
+		if (tf == WSNAP_TAR_GNU_LONGNAME ||
+		    tf == WSNAP_TAR_GNU_LONGLINK) {
+			if (!rd_gnu_long_ok(body, (size_t)size))
+				return false;
+			if (tf == WSNAP_TAR_GNU_LONGNAME)
+				s->n_longname++;
+			else
+				s->n_longlink++;
+		} else if (tf == WSNAP_TAR_PAX_GLOBAL) {
+			if (!rd_pax_parse(body, (size_t)size, true, global))
+				return false;
+		} else if (s->n_pax++ ||
+			   !rd_pax_parse(body, (size_t)size, false, &s->pax) ||
+			   !rd_pax_sparse_agree(&s->pax, body,
+						(size_t)padded)) {
 			return false;
+		}
 		pos += WSNAP_TAR_BLOCK + (size_t)padded;
 	}
 	s->tail = len - pos;

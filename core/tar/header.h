@@ -107,11 +107,11 @@ _Static_assert(WSNAP_TAR_EXT_OFF(isextended) == 504, "ext offsets");
 
 /*
  * Magic and version, 8 bytes from WSNAP_TAR_OFF(magic) (GNU's "magic"
- * runs into the version field). A POSIX reader takes "ustar" followed by
- * anything but GNU's bytes as POSIX ustar.
+ * runs into the version field). libarchive takes "ustar" followed by
+ * anything but GNU's bytes as POSIX ustar, GNU tar only "ustar\0".
  */
 #define WSNAP_TAR_MAGIC_LEN   (WSNAP_TAR_LEN(magic) + WSNAP_TAR_LEN(version))
-#define WSNAP_TAR_USTAR_MAGIC "ustar" /* compared over its 5 bytes */
+#define WSNAP_TAR_USTAR_MAGIC "ustar" /* with its NUL: the magic field */
 #define WSNAP_TAR_POSIX_MAGIC                                                  \
 	"ustar\0"                                                              \
 	"00"

@@ -11,10 +11,10 @@
  *  - the stored bytes come from the walk, and libarchive must agree with
  *    them (a sparse map adds up to them, other data is skipped by them);
  *  - what libarchive, tarfile and GNU tar would read as different members
- *    is an invalid stream: a sparse map libarchive trimmed, typeflag NUL
- *    with a trailing '/' only libarchive sees, a symlink without a
- *    target, and data that one of them skips and another reads as
- *    headers (rd_data_agree);
+ *    is an invalid stream: a sparse map libarchive trimmed, a regular
+ *    file whose name ends in '/' (a directory to libarchive and GNU tar),
+ *    a symlink without a target, and data that one of them skips and
+ *    another reads as headers (rd_data_agree);
  *  - after each member's data, libarchive must be where tarfile would be:
  *    at data_offset plus the data tarfile skips (rd_tarfile_skip), padded
  *    to a block. Before the callback, the entry's size says what
@@ -234,16 +234,16 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	m->name = name;
 	m->name_len = strlen(name);
 	m->typeflag = tf;
-	/*
-	 * Typeflag NUL and a name ending in '/' from a long name, a pax
-	 * path or the prefix: libarchive makes it a directory, tarfile
-	 * (which looks at the name field only) a regular file.
-	 */
-	if (tf == WSNAP_TAR_AREG && m->name_len &&
-	    name[m->name_len - 1] == '/' &&
-	    !wsnap_tar_name_field_is_dir(s.main))
-		return wsnap_error_stream(r->err);
 	m->type = rd_classify(tf, s.main);
+	/*
+	 * A regular file whose name ends in '/' (typeflag '0', '7', 'S', or
+	 * NUL with the '/' from a long name, a pax path or the prefix):
+	 * libarchive and GNU tar make it a directory, tarfile (which looks
+	 * at a NUL typeflag's name field only) a regular file.
+	 */
+	if (m->type == WSNAP_RAW_FILE && m->name_len &&
+	    name[m->name_len - 1] == '/')
+		return wsnap_error_stream(r->err);
 	skip = rd_tarfile_skip(tf, m->type, &s);
 	/*
 	 * But for a regular file (whose size is the logical one),

@@ -417,6 +417,85 @@ def gen_pax():
                          "/etc/passwd"))
 
 
+def ext_with_padding(typeflag, body, padding):
+    """an extension header whose body is followed by padding (the rest of
+    its last block filled with zeros)"""
+    body = t.b(body)
+    rest = -len(body) % t.BLOCK
+    assert len(padding) <= rest
+    name = b"././@LongLink" if typeflag in b"LK" else b"./PaxHeaders/x"
+    magic = t.GNU_MAGIC if typeflag in b"LK" else t.USTAR_MAGIC
+    return (t.header(name, typeflag, size=len(body), magic=magic) + body +
+            padding + b"\0" * (rest - len(padding)))
+
+
+def gen_extension_bytes():
+    """every byte of an extension header's blocks is read alike by
+    libarchive (size bytes of a body), tarfile (the whole padded blocks)
+    and GNU tar (a long name up to its first NUL): policy.md section 5"""
+    ok = t.file("a", b"x")
+    # tarfile reads a second record in the padding: the member has size 0
+    # and its data is a symlink to / and a file written through it
+    hidden = t.symlink("l", "/") + t.file("l/tmp/owned", b"owned\n")
+    case("pax-padding-hidden-members.tar",
+         ext_with_padding(b"x", t.pax_record("path", "safe"),
+                          t.pax_record("size", "0")) +
+         t.file("carrier", hidden) + t.end(), 3, INVALID,
+         why="a size=0 record in the padding: tarfile sees 'safe' empty, "
+         "then a symlink to / and a file through it; libarchive one file")
+    case("pax-padding-path.tar",
+         ext_with_padding(b"x", t.pax_record("mtime", "1"),
+                          t.pax_record("path", "../evil")) + ok + t.end(),
+         3, INVALID, why="a path record in the padding: tarfile alone "
+         "reads '../evil'")
+    case("pax-global-padding.tar",
+         ext_with_padding(b"g", t.pax_record("comment", "c"),
+                          t.pax_record("mtime", "1")) + ok + t.end(), 3,
+         INVALID, why="a global header's padding is read by tarfile too")
+    case("pax-full-block.tar",
+         t.pax(t.pax_record("comment", "c" * 486) +
+               t.pax_record("path", "full")) + ok + t.end(), 0,
+         why="a pax body that fills its block: no padding to read")
+    case("pax-key-blank.tar",
+         t.pax(b"13  path=abc\n") + ok + t.end(), 3, INVALID,
+         why="blanks before a key: GNU tar skips them and renames 'a' to "
+         "'abc', tarfile and libarchive keep the key ' path'")
+    case("pax-dup-key.tar",
+         t.pax([("path", "one"), ("path", "two")]) + ok + t.end(), 0,
+         why="a key given twice: every reader keeps the last ('two')")
+    case("longname-no-nul.tar",
+         ext_with_padding(b"L", b"safe", b"") + ok + t.end(), 3, INVALID,
+         why="a long name without its NUL within the size")
+    case("longname-padding-name.tar",
+         ext_with_padding(b"L", b"safe", b"/../evil") + ok + t.end(), 3,
+         INVALID, why="a long name without its NUL: tarfile and GNU tar "
+         "read 'safe/../evil' from the padding, libarchive 'safe'")
+    case("longname-full-block.tar",
+         ext_with_padding(b"L", b"n" * t.BLOCK, b"") + ok + t.end(), 3,
+         INVALID, why="no NUL within the size, no padding either")
+    case("longname-after-nul.tar",
+         ext_with_padding(b"L", b"safe\0../evil\0", b"") + ok + t.end(), 3,
+         INVALID, why="bytes after a long name's NUL")
+    case("longname-nuls.tar",
+         ext_with_padding(b"L", b"name\0\0\0", b"") + ok + t.end(), 0,
+         why="only NULs after a long name's NUL")
+    case("size-leading-nul.tar",
+         t.header("f", size=b"\x0000000001000") + t.header("evil") + ok +
+         t.end(), 3, INVALID, why="a number field with a leading NUL: GNU "
+         "tar skips the NUL and reads 512, the others read 0")
+    case("prefix-magic-ustarX.tar",
+         t.file("x", b"1", prefix="pre", magic=b"ustarX00") + t.end(), 3,
+         INVALID, why="libarchive and tarfile join the prefix of a "
+         "'ustarX' header, GNU tar does not")
+    case("file-trailing-slash.tar",
+         t.file("d/") + t.file("d/x", b"1") + t.end(), 3, INVALID,
+         why="a '0' member named 'd/': a directory to libarchive and GNU "
+         "tar, a file to tarfile")
+    case("after-lone-zero-member.tar",
+         ok + t.end(1) + t.file("hidden", b"h") + t.end(), 0,
+         why="a member after a lone zero block: every reader ends before it")
+
+
 def gen_gnu_long():
     ok = t.file("a", b"x")
     case("longname-at-eof.tar", ok + t.gnu_long("d/" + "n" * 120), 3,
@@ -620,8 +699,8 @@ def main():
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
                                                               "malformed")
     for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
-                gen_sizes, gen_nonfile_sizes, gen_pax, gen_gnu_long,
-                gen_sparse, gen_not_tar, gen_bombs):
+                gen_sizes, gen_nonfile_sizes, gen_pax, gen_extension_bytes,
+                gen_gnu_long, gen_sparse, gen_not_tar, gen_bombs):
         gen()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):

@@ -396,8 +396,6 @@ static void test_reader_ustar_typeflags(void **state)
 		{"file", '0', WSNAP_RAW_FILE, true},
 		{"old", '\0', WSNAP_RAW_FILE, true},
 		{"oldslash/", '\0', WSNAP_RAW_DIR, false},
-		/* libarchive calls it a directory; tarfile a file */
-		{"zeroslash/", '0', WSNAP_RAW_FILE, false},
 		{"contig", '7', WSNAP_RAW_FILE, true},
 		{"dir", '5', WSNAP_RAW_DIR, false},
 		{"sym", '2', WSNAP_RAW_SYMLINK, false},
@@ -616,7 +614,8 @@ static void test_reader_empty_names(void **state)
 	size_t len;
 
 	ts_add_raw_member(a, "", '5', 0755, NULL, 0, NULL);
-	ts_add_raw_member(a, "././@LongLink", 'L', 0644, NULL, 0, NULL);
+	/* a long name of just its NUL (one of size 0 has no NUL: refused) */
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, "", 1, NULL);
 	ts_add_raw_member(a, "named", '0', 0644, "x", 1, NULL);
 	tar = ts_archive_finish(a, 1, &len);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
@@ -1213,6 +1212,11 @@ static void test_reader_end_of_archive_forms(void **state)
 	memset(buf + len, 0, 2 * WSNAP_TAR_BLOCK);
 	memset(buf + len + 2 * WSNAP_TAR_BLOCK, 'G', 700);
 	expect_members(buf, len + 2 * WSNAP_TAR_BLOCK + 700, 2);
+	/* so is a member after a lone zero block: tarfile, GNU tar and
+	 * libarchive all end there (GNU tar warns) */
+	memset(buf + len, 0, WSNAP_TAR_BLOCK);
+	memcpy(buf + len + WSNAP_TAR_BLOCK, tar, 2 * WSNAP_TAR_BLOCK);
+	expect_members(buf, len + 3 * WSNAP_TAR_BLOCK, 2);
 	free(tar);
 }
 
@@ -1869,6 +1873,14 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	tar = prefixed_member(gnu, "15112542040", NULL, &len);
 	expect_invalid(tar, len);
 	free(tar);
+	/* libarchive joins the prefix under "ustar" and any byte but GNU's,
+	 * GNU tar only under "ustar\0" (issue 12, item 2) */
+	tar = prefixed_member("ustarX00", "etc", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = prefixed_member("ustar 00", "etc", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
 	/* a long name replaces name and prefix for both readers */
 	tar = prefixed_member(gnu, "15112542040", "long/passwd", &len);
 	expect_members(tar, len, 1);
@@ -2085,6 +2097,8 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
  * and end the archive there, silently (the members after it are
  * libarchive's alone); "1_0", "0o10", "+10" it reads as numbers
  * libarchive does not see. Every number field of every header block.
+ * And (issue 12, item 2) GNU tar skips a leading NUL: "\0" "0001000" in
+ * a size field is 512 bytes of data to it, none to the others.
  */
 static void test_reader_number_fields_as_tarfile(void **state)
 {
@@ -2109,6 +2123,10 @@ static void test_reader_number_fields_as_tarfile(void **state)
 		{"\n1", 2, false},
 		{"1 2", 3, false},
 		{"\x81\0\0\0\0\0\0\1", 8, false},
+		/* GNU tar skips a leading NUL and reads 7 */
+		{"\0"
+		 "7",
+		 2, false},
 		{"  1 \0jk", 7, true},
 		{"\t1\t", 3, true},
 		{"\x80\0\0\0\0\0\0\1", 8, true},
@@ -2339,6 +2357,128 @@ static void test_reader_nul_typeflag_slash(void **state)
 }
 
 /*
+ * An extension header of typeflag tf with the given body, its padding
+ * filled with pad (NULL: zeros), then a file "f" holding "hello".
+ */
+static unsigned char *ext_archive(char tf, const void *body, size_t n,
+				  const char *pad, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char h[WSNAP_TAR_BLOCK], tail[WSNAP_TAR_BLOCK];
+	size_t rest = -n & (WSNAP_TAR_BLOCK - 1);
+
+	ts_raw_header(h, tf == 'L' || tf == 'K' ? "././@LongLink" : "PaxHeader",
+		      tf, 0644, n, NULL);
+	ts_add_raw(a, h, sizeof(h));
+	ts_add_raw(a, body, n);
+	memset(tail, 0, sizeof(tail));
+	if (pad)
+		memcpy(tail, pad, strlen(pad) < rest ? strlen(pad) : rest);
+	ts_add_raw(a, tail, rest);
+	ts_add_raw_member(a, "f", '0', 0644, "hello", 5, NULL);
+	return ts_archive_finish(a, 1, len);
+}
+
+/* ext_archive is one member named name. */
+static void expect_ext_name(char tf, const void *body, size_t n,
+			    const char *name)
+{
+	unsigned char *tar;
+	struct run run;
+	size_t len;
+	int s;
+
+	tar = ext_archive(tf, body, n, NULL, &len);
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, tar, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 1);
+		assert_string_equal(run.rec.m[0].name, name);
+		assert_int_equal(run.rec.m[0].size, 5);
+		run_release(&run);
+	}
+	free(tar);
+}
+
+/*
+ * Bug (issue 12, item 2): libarchive, and so wsnap, reads exactly the
+ * size's bytes of a pax or GNU long name body; tarfile parses the whole
+ * padded blocks and GNU tar reads a long name up to its first NUL. A
+ * record in the padding ("path=../x", "size=0") or a long name without
+ * its NUL gave tarfile or GNU tar other names, sizes and hidden members
+ * while wsnap accepted the archive. Padding must be zero, a long name end
+ * in NUL within its size with only NULs after it, and a pax key must not
+ * start with a blank (GNU tar skips blanks after the length, the others
+ * keep them in the key). A regular file named with a trailing '/' is a
+ * directory to libarchive and GNU tar, a file to tarfile: refused too.
+ * What all read alike is accepted: a body filling its blocks, NULs after
+ * a long name, a key given twice (all keep the last value).
+ */
+static void test_reader_extension_bytes(void **state)
+{
+	static const char rec[] = "12 path=abc\n";
+	static const struct {
+		char tf;
+		const char *body;
+		size_t n;
+		const char *pad;
+	} bad[] = {
+		/* records and names in the padding */
+		{'x', rec, sizeof(rec) - 1, "13 path=../x\n"},
+		{'g', "13 comment=c\n", 13, "11 mtime=1\n"},
+		{'L', "safe", 4, "/../x"},
+		{'L', "safe\0", 5, "x"},
+		/* long names without their NUL, or with more after it */
+		{'L', "safe", 4, NULL},
+		{'L', "", 0, NULL},
+		{'K', "t", 1, NULL},
+		{'L', "safe\0../x", 9, NULL},
+		/* blanks before a key */
+		{'x', "13  path=abc\n", 13, NULL},
+		{'x', "13 \tpath=abc\n", 13, NULL},
+	};
+	char big[WSNAP_TAR_BLOCK], cval[486];
+	size_t i, used, len;
+	unsigned char *tar;
+	struct ts_archive *a;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tar = ext_archive(bad[i].tf, bad[i].body, bad[i].n, bad[i].pad,
+				  &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	memset(big, 'n', sizeof(big));
+	tar = ext_archive('L', big, sizeof(big), NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* read alike */
+	expect_ext_name('x', rec, sizeof(rec) - 1, "abc");
+	expect_ext_name('L', "name\0\0\0", 7, "name");
+	used = 0;
+	pax_str(big, sizeof(big), &used, "path", "one");
+	pax_str(big, sizeof(big), &used, "comment", "");
+	pax_str(big, sizeof(big), &used, "path", "two");
+	expect_ext_name('x', big, used, "two");
+	/* a body that fills its block exactly: no padding at all (a
+	 * 499-byte comment record, then "13 path=full\n") */
+	used = 0;
+	memset(cval, 'c', sizeof(cval));
+	pax_record(big, sizeof(big), &used, "comment", cval, sizeof(cval));
+	pax_str(big, sizeof(big), &used, "path", "full");
+	assert_int_equal(used, sizeof(big));
+	expect_ext_name('x', big, used, "full");
+	/* regular files named like directories */
+	for (i = 0; i < 2; i++) {
+		a = ts_archive_new();
+		ts_add_raw_member(a, "d/", "07"[i], 0644, NULL, 0, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+/*
  * Bug (fuzz_export crash-e040e7ac): a symlink with an empty target was
  * accepted, listed and mounted as 'l -> ', and export then failed with
  * ENOENT, since no filesystem holds an empty symlink. Refused as an
@@ -2474,6 +2614,7 @@ int main(void)
 		cmocka_unit_test(test_reader_old_gnu_sparse_fields),
 		cmocka_unit_test(test_reader_pax_sparse_formats),
 		cmocka_unit_test(test_reader_nul_typeflag_slash),
+		cmocka_unit_test(test_reader_extension_bytes),
 		cmocka_unit_test(test_reader_symlink_empty_target),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
