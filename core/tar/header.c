@@ -17,10 +17,11 @@
  *    maps, an extension header repeated for one member, a member named (or
  *    linked) both by a GNU long name and by pax, a prefix field only some
  *    of them join, a number field they parse differently, a sparse map
- *    they lay out differently, a byte of an extension body's padding that
- *    is not zero, a long name without its NUL, a pax key after blanks
- *    (member.c checks the rest: data behind members that are not regular
- *    files, names ending in '/' on regular files);
+ *    they lay out differently (GNU tar extracting it included: rd_run), a
+ *    byte of an extension body's padding that is not zero, a long name
+ *    without its NUL, a pax key after blanks (member.c checks the rest:
+ *    data behind members that are not regular files, names ending in '/'
+ *    on regular files, where a sparse map ends);
  *  - numbers are read from the raw header where libarchive would saturate
  *    them (base-256 beyond int64) or get them wrong (negative fractional
  *    pax times): what overflows is an invalid stream;
@@ -188,13 +189,36 @@ static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
 }
 
 /*
+ * One more run of a sparse map: off, len (both at most INT64_MAX). GNU tar
+ * extracts each run from blocks of its own (it reads a run's data from the
+ * next block, and its writer pads every run to whole blocks), libarchive
+ * and tarfile from the bytes right after the previous run's: they agree
+ * only when every run with data but the last fills whole blocks. A run
+ * with data after one that ended inside a block is refused. (Where the
+ * last run ends is checked against the real size by member.c.)
+ */
+static bool rd_run(struct wsnap_tar_runs *rr, uint64_t off, uint64_t len)
+{
+	rr->n++;
+	rr->end = off + len; /* two int64 values: no overflow in uint64 */
+	if (!len)
+		return true;
+	if (rr->unaligned)
+		return false;
+	rr->unaligned = len % WSNAP_TAR_BLOCK != 0;
+	return true;
+}
+
+/*
  * GNU.sparse.map: comma-separated decimal numbers, offset and length of
  * each run, so an even count. (libarchive and tarfile both drop a last odd
  * number; a map that does not say what it means is refused.)
  */
-static bool rd_sparse_map_01(const unsigned char *p, size_t n)
+static bool rd_sparse_map_01(const unsigned char *p, size_t n,
+			     struct wsnap_tar_runs *rr)
 {
 	size_t count = 0;
+	uint64_t off = 0;
 
 	while (n > 0) {
 		const unsigned char *c = memchr(p, ',', n);
@@ -203,7 +227,10 @@ static bool rd_sparse_map_01(const unsigned char *p, size_t n)
 
 		if (!rd_dec(p, len, &v))
 			return false;
-		count++;
+		if (++count % 2)
+			off = v;
+		else if (!rd_run(rr, off, v))
+			return false;
 		if (!c)
 			return count % 2 == 0;
 		p += len + 1;
@@ -283,8 +310,11 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		px->has_minor = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
 		/* libarchive adds the runs of both maps, tarfile keeps the
-		 * last map */
-		if (px->n_map++ || !rd_sparse_map_01(v, vn))
+		 * last map; GNU tar takes as many runs as numblocks, given
+		 * before, says (and fails on more) */
+		if (px->n_map++ || !px->has_numblocks ||
+		    !rd_sparse_map_01(v, vn, &px->runs) ||
+		    px->runs.n > px->numblocks)
 			return false;
 	} else if (rd_key_is(k, kn, "GNU.sparse.size")) {
 		if (!rd_dec(v, vn, &num))
@@ -304,12 +334,13 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		 * agree on strictly alternating pairs only.
 		 */
 		if (!px->has_numblocks || px->sparse_pending ||
-		    !rd_dec(v, vn, &num))
+		    !rd_dec(v, vn, &px->offset))
 			return false;
 		px->sparse_pending = true;
 		px->n_offset++;
 	} else if (rd_key_is(k, kn, "GNU.sparse.numbytes")) {
-		if (!px->sparse_pending || !rd_dec(v, vn, &num))
+		if (!px->sparse_pending || !rd_dec(v, vn, &num) ||
+		    !rd_run(&px->runs, px->offset, num))
 			return false;
 		px->sparse_pending = false;
 		px->n_numbytes++;
@@ -419,14 +450,17 @@ static bool rd_tar_signed_fits(const unsigned char *f, size_t n)
 
 /*
  * Old GNU sparse entries (struct wsnap_tar_sparse). libarchive
- * reads them up to the first whose offset starts with NUL, tarfile reads
- * all four of the header, and those of an extension block that have both
- * an offset and a length. So: past the first NUL offset only zero bytes;
- * before it numbers both read alike, within int64 (libarchive would
- * saturate a larger one); in an extension block no data at offset 0.
+ * reads them up to the first whose offset starts with NUL, GNU tar up to
+ * the first whose length does, tarfile reads all four of the header, and
+ * those of an extension block that have both an offset and a length. So:
+ * past the first NUL offset only zero bytes; before it a length that is
+ * not empty, numbers all read alike, within int64 (libarchive would
+ * saturate a larger one); in an extension block no data at offset 0; runs
+ * as rd_run has them. *used is the number of entries read.
  */
 static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
-				  bool ext)
+				  bool ext, struct wsnap_tar_runs *rr,
+				  size_t *used)
 {
 	const size_t entry = sizeof(struct wsnap_tar_sparse);
 	const size_t ol = WSNAP_TAR_SPARSE_LEN(offset);
@@ -434,46 +468,89 @@ static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
 	const size_t nl = WSNAP_TAR_SPARSE_LEN(numbytes);
 	uint64_t off, len;
 
-	for (; count > 0 && e[0]; count--, e += entry)
-		if (!rd_tar_field_ok(e, ol) || !rd_tar_field_ok(e + no, nl) ||
+	for (*used = 0; *used < count && e[0]; ++*used, e += entry)
+		if (!e[no] || !rd_tar_field_ok(e, ol) ||
+		    !rd_tar_field_ok(e + no, nl) ||
 		    !rd_tar_number(e, ol, &off) ||
-		    !rd_tar_number(e + no, nl, &len) || (ext && !off && len))
+		    !rd_tar_number(e + no, nl, &len) || (ext && !off && len) ||
+		    !rd_run(rr, off, len))
 			return false;
-	return wsnap_tar_all_zero(e, entry * count);
+	return wsnap_tar_all_zero(e, entry * (count - *used));
 }
 
 /*
  * An old GNU sparse member ('S', GNU magic): the header's map, the real
  * size (tarfile takes an empty one as 0, libarchive the size field), and
  * the extension blocks chained by isextended, which must be all of the
- * region after the main header.
+ * region after the main header. GNU tar reads the next extension block
+ * only after a block whose entries are all used (libarchive and tarfile
+ * follow isextended whatever the entries), and extracts a map without
+ * entries as an empty file (tarfile: as zeros, libarchive: as the data).
  */
 static bool rd_scan_gnu_sparse(const unsigned char *ext, size_t tail,
-			       const unsigned char *h)
+			       const unsigned char *h,
+			       struct wsnap_tar_runs *rr)
 {
 	const unsigned char *rs = h + WSNAP_TAR_OFF(gnu.realsize);
 	const size_t rl = WSNAP_TAR_LEN(gnu.realsize);
 	unsigned char more = h[WSNAP_TAR_OFF(gnu.isextended)];
 	uint64_t realsize;
-	size_t n = 0;
+	size_t n = 0, used;
 
 	if (!rd_is_gnu_magic(h) ||
 	    !rd_gnu_sparse_entries(h + WSNAP_TAR_OFF(gnu.sparse),
-				   WSNAP_TAR_GNU_SPARSE_N, false) ||
-	    !rs[0] || !rd_tar_field_ok(rs, rl) ||
-	    !rd_tar_number(rs, rl, &realsize))
+				   WSNAP_TAR_GNU_SPARSE_N, false, rr, &used) ||
+	    used == 0 || (more && used < WSNAP_TAR_GNU_SPARSE_N) || !rs[0] ||
+	    !rd_tar_field_ok(rs, rl) || !rd_tar_number(rs, rl, &realsize))
 		return false;
 	while (more) {
 		const unsigned char *b = ext + WSNAP_TAR_BLOCK * n;
 
 		if (WSNAP_TAR_BLOCK * (n + 1) > tail ||
 		    !rd_gnu_sparse_entries(b + WSNAP_TAR_EXT_OFF(sparse),
-					   WSNAP_TAR_GNU_EXT_SPARSE_N, true))
+					   WSNAP_TAR_GNU_EXT_SPARSE_N, true, rr,
+					   &used))
 			return false;
 		more = b[WSNAP_TAR_EXT_OFF(isextended)];
+		if (more && used < WSNAP_TAR_GNU_EXT_SPARSE_N)
+			return false;
 		n++;
 	}
 	return tail == WSNAP_TAR_BLOCK * n;
+}
+
+/*
+ * A pax 1.0 sparse map, the n bytes that lead the data area: the number
+ * of runs, then an offset and a length for each, one decimal number a
+ * line, and zeros to the end of its last block. libarchive skips lines
+ * that start with '#' and takes an empty line for 0, tarfile and GNU tar
+ * fail on both: digits only. At least one run (GNU tar extracts none as
+ * an empty file), runs as rd_run has them.
+ */
+static bool rd_sparse_map_10(const unsigned char *p, size_t n,
+			     struct wsnap_tar_runs *rr)
+{
+	uint64_t count = 0, v, off = 0, i = 0;
+	size_t pos = 0;
+
+	for (;;) {
+		const unsigned char *nl = memchr(p + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - (p + pos)) : 0;
+
+		if (!nl || !rd_dec(p + pos, len, &v))
+			return false;
+		pos += len + 1;
+		if (i == 0)
+			count = v;
+		else if (i % 2)
+			off = v;
+		else if (!rd_run(rr, off, v))
+			return false;
+		if (i++ == 2 * count)
+			break;
+	}
+	return count > 0 && n - pos < WSNAP_TAR_BLOCK &&
+	       wsnap_tar_all_zero(p + pos, n - pos);
 }
 
 /* Occurrences of a string in n bytes. */
@@ -648,14 +725,16 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 		return false;
 	if (s->pax.has_size)
 		s->stored = s->pax.size;
+	s->runs = s->pax.runs; /* 0.0 or 0.1, if any */
 	if (s->main[WSNAP_TAR_OFF(typeflag)] == WSNAP_TAR_GNU_SPARSE)
-		return rd_scan_gnu_sparse(p + pos, s->tail, s->main);
+		return rd_scan_gnu_sparse(p + pos, s->tail, s->main, &s->runs);
 	if (s->pax.has_major || s->pax.has_minor) {
 		/* pax sparse 1.0: the map leads the data area */
 		if (!s->pax.has_major || !s->pax.has_minor)
 			return false;
 		s->map = s->tail;
-		return s->tail % WSNAP_TAR_BLOCK == 0 && s->tail <= s->stored;
+		return s->tail % WSNAP_TAR_BLOCK == 0 && s->tail <= s->stored &&
+		       rd_sparse_map_10(p + pos, s->tail, &s->runs);
 	}
 	return s->tail == 0;
 }

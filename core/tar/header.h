@@ -140,6 +140,14 @@ enum wsnap_tar_typeflag {
 
 /* ---- the header region (header.c) ------------------------------------- */
 
+/* A sparse map's runs as they come (header.c, rd_run): how many, where
+ * the last one ends, and whether a run with data ended inside a block. */
+struct wsnap_tar_runs {
+	uint64_t n;
+	uint64_t end;
+	bool unaligned;
+};
+
 /* What pax headers set that the reader needs: one member's 'x' header, or
  * all global 'g' headers so far. */
 struct wsnap_tar_pax {
@@ -155,15 +163,18 @@ struct wsnap_tar_pax {
 	bool has_sparse_size, has_numblocks, sparse_pending;
 	uint64_t numblocks;
 	unsigned n_map, n_offset, n_numbytes;
+	uint64_t offset;	    /* 0.0: of the run being paired */
+	struct wsnap_tar_runs runs; /* 0.0 and 0.1 */
 };
 
 /* A member's header region as wsnap_tar_scan_region found it. */
 struct wsnap_tar_scan {
-	const unsigned char *main; /* the main header block */
-	uint64_t stored;	   /* bytes of data (size field or pax) */
-	size_t tail;		   /* region bytes after the main header */
-	uint64_t map;		   /* of which a pax 1.0 sparse map */
-	struct wsnap_tar_pax pax;  /* the 'x' attributes */
+	const unsigned char *main;  /* the main header block */
+	uint64_t stored;	    /* bytes of data (size field or pax) */
+	size_t tail;		    /* region bytes after the main header */
+	uint64_t map;		    /* of which a pax 1.0 sparse map */
+	struct wsnap_tar_runs runs; /* its sparse map (n 0: none) */
+	struct wsnap_tar_pax pax;   /* the 'x' attributes */
 	unsigned n_pax, n_longname, n_longlink; /* 'x'/'X', 'L', 'K' */
 };
 

@@ -65,9 +65,14 @@ static enum wsnap_raw_type rd_classify(char tf, const unsigned char *h)
  * The sparse map of a regular file: sorted, non-overlapping runs within
  * the size whose lengths add up to the stored data. libarchive drops runs
  * it finds invalid, so a map it trimmed no longer adds up and is refused.
+ * The raw map (rr, from the header region) must end at the size: GNU tar
+ * extracts a sparse file up to the end of its last run only (a run of
+ * length 0 at the size marks a trailing hole), libarchive and tarfile to
+ * its size. libarchive reports no map for one run over the whole file.
  */
 static bool rd_sparse_map(struct wsnap_reader *r, struct archive_entry *e,
 			  uint64_t size, uint64_t data_len,
+			  const struct wsnap_tar_runs *rr,
 			  struct wsnap_raw_member *m)
 {
 	la_int64_t off, len;
@@ -75,6 +80,8 @@ static bool rd_sparse_map(struct wsnap_reader *r, struct archive_entry *e,
 	size_t n = 0;
 	int count = archive_entry_sparse_reset(e);
 
+	if (rr->n && rr->end != size)
+		return false;
 	if (count <= 0)
 		return data_len == size; /* not sparse after all */
 	while (archive_entry_sparse_next(e, &off, &len) == ARCHIVE_OK) {
@@ -274,7 +281,7 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	switch (m->type) {
 	case WSNAP_RAW_FILE:
 		m->size = (uint64_t)esize;
-		if (!rd_sparse_map(r, e, m->size, s.stored - s.map, m))
+		if (!rd_sparse_map(r, e, m->size, s.stored - s.map, &s.runs, m))
 			return r->io_failed ? WSNAP_IO
 					    : wsnap_error_stream(r->err);
 		break;

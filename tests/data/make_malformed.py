@@ -69,10 +69,10 @@ def base_members():
         t.symlink("d/link", "ignored", magic=t.GNU_MAGIC),
         t.symlink("d/rel", "pax-short"),
         t.file("d/empty"),
-        t.gnu_sparse("d/sparse", [(0, 5), (10000, 3), (20000, 0)], 20000,
-                     b"hello" + b"abc"),
-        t.pax_sparse_10("d/sparse10", [(0, 4), (8192, 4), (9000, 0)], 9000,
-                        b"abcd" + b"wxyz"),
+        t.gnu_sparse("d/sparse", [(0, 512), (10000, 3), (20000, 0)], 20000,
+                     b"h" * 512 + b"abc"),
+        t.pax_sparse_10("d/sparse10", [(0, 512), (8192, 4), (9000, 0)],
+                        9000, b"a" * 512 + b"wxyz"),
     ]
     bounds, off = [], 0
     for m in ms:
@@ -541,33 +541,38 @@ def gen_sparse():
     def gnu(runs, realsize, data, **kw):
         return t.gnu_sparse("sp", runs, realsize, data, **kw) + t.end()
 
-    case("sparse-gnu.tar", gnu([(0, 5), (10000, 3)], 20000, b"helloabc"),
-         0, why="valid old GNU sparse file")
+    # every run with data but the last fills whole blocks, and a file that
+    # ends in a hole says so by a run of length 0: as GNU tar writes them
+    h512 = b"h" * 512
+    case("sparse-gnu.tar",
+         gnu([(0, 512), (10000, 3), (20000, 0)], 20000, h512 + b"abc"), 0,
+         why="valid old GNU sparse file")
     case("sparse-gnu-trailing-hole.tar",
          gnu([(0, 5), (20000, 0)], 20000, b"hello"), 0,
          why="GNU tar ends a file with a hole by a zero-length run at the "
          "file's end")
-    runs = [(i * 1000, 10) for i in range(30)]
-    case("sparse-gnu-extended.tar", gnu(runs, 40000, b"z" * 300), 0,
+    runs = [(i * 1000, 512) for i in range(30)] + [(40000, 0)]
+    case("sparse-gnu-extended.tar", gnu(runs, 40000, b"z" * 512 * 30), 0,
          why="sparse map continued in extension blocks")
     case("sparse-gnu-unordered.tar",
-         gnu([(10000, 3), (0, 5)], 20000, b"abchello"), 3, INVALID)
+         gnu([(10000, 512), (0, 5)], 20000, h512 + b"hello"), 3, INVALID)
     case("sparse-gnu-overlap.tar",
-         gnu([(0, 100), (50, 10)], 20000, b"o" * 110), 3, INVALID)
+         gnu([(0, 512), (50, 10)], 20000, h512 + b"o" * 10), 3, INVALID)
     case("sparse-gnu-duplicate.tar",
-         gnu([(100, 10), (100, 10)], 20000, b"o" * 20), 3, INVALID)
+         gnu([(100, 512), (100, 512)], 20000, h512 * 2), 3, INVALID)
     case("sparse-gnu-beyond-size.tar",
-         gnu([(0, 5), (30000, 3)], 20000, b"helloabc"), 3, INVALID,
+         gnu([(0, 512), (30000, 3)], 20000, h512 + b"abc"), 3, INVALID,
          why="a run past the file's real size")
     case("sparse-gnu-data-short.tar",
-         gnu([(0, 5), (10000, 3)], 20000, b"hell", size=4), 3, INVALID,
-         why="runs need 8 bytes, the member stores 4")
+         gnu([(0, 5), (20000, 0)], 20000, b"hell", size=4), 3, INVALID,
+         why="runs need 5 bytes, the member stores 4")
     case("sparse-gnu-run-overflow.tar",
-         gnu([(0, 5), (t.base256((1 << 63) - 2, 12), 3)],
-             t.base256((1 << 63) - 1, 12), b"helloabc"), 3, INVALID,
+         gnu([(0, 512), (t.base256((1 << 63) - 2, 12), 3)],
+             t.base256((1 << 63) - 1, 12), h512 + b"abc"), 3, INVALID,
          why="offset + length overflows int64")
     case("sparse-gnu-realsize-huge.tar",
-         gnu([(0, 5)], t.base256(100 * GIB, 12), b"hello"), 3,
+         gnu([(0, 5), (t.base256(100 * GIB, 12), 0)],
+             t.base256(100 * GIB, 12), b"hello"), 3,
          rej("sp", "archive extracted size exceeds limit"),
          why="a sparse file counts its full size")
     case("sparse-gnu-realsize-negative.tar",
@@ -582,15 +587,16 @@ def gen_sparse():
         return t.pax_sparse_10("sp", runs, realsize, data,
                                map_text) + t.end()
 
-    case("sparse-pax10.tar", p10([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax10.tar",
+         p10([(0, 512), (8192, 4), (9000, 0)], 9000, h512 + b"wxyz"), 0)
     case("sparse-pax10-trailing-hole.tar",
          p10([(0, 4), (9000, 0)], 9000, b"abcd"), 0)
     case("sparse-pax10-unordered.tar",
-         p10([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+         p10([(8192, 512), (0, 4)], 9000, h512 + b"abcd"), 3, INVALID)
     case("sparse-pax10-overlap.tar",
-         p10([(0, 100), (99, 4)], 9000, b"o" * 104), 3, INVALID)
+         p10([(0, 512), (99, 4)], 9000, h512 + b"o" * 4), 3, INVALID)
     case("sparse-pax10-beyond-size.tar",
-         p10([(0, 4), (9998, 4)], 9000, b"abcdwxyz"), 3, INVALID)
+         p10([(0, 512), (9998, 4)], 9000, h512 + b"wxyz"), 3, INVALID)
     case("sparse-pax10-map-garbage.tar",
          p10([], 9000, b"abcd", b"2\nx\n4\n"), 3, INVALID)
     case("sparse-pax10-map-count-huge.tar",
@@ -608,14 +614,50 @@ def gen_sparse():
         return t.pax_sparse_01("sp", runs, realsize, data,
                                map_value) + t.end()
 
-    case("sparse-pax01.tar", p01([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax01.tar",
+         p01([(0, 512), (8192, 4), (9000, 0)], 9000, h512 + b"wxyz"), 0)
     case("sparse-pax01-unordered.tar",
-         p01([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+         p01([(8192, 512), (0, 4)], 9000, h512 + b"abcd"), 3, INVALID)
     case("sparse-pax01-odd.tar",
          p01([(0, 4)], 9000, b"abcd", "0,4,8192"), 3, INVALID,
          why="a map with an odd number of values")
     case("sparse-pax01-negative.tar",
          p01([(0, 4)], 9000, b"abcd", "-8,4"), 3, INVALID)
+
+    # where GNU tar extracts a sparse file otherwise than libarchive and
+    # tarfile read it (policy.md section 5)
+    case("sparse-gnu-unaligned-run.tar",
+         gnu([(0, 5), (1000, 512), (1512, 0)], 1512, b"hello" + h512), 3,
+         INVALID, why="a run that ends inside a block, then another: GNU "
+         "tar reads the second from the next block, the others right after "
+         "the first")
+    case("sparse-gnu-no-hole-run.tar", gnu([(0, 5)], 1000, b"hello"), 3,
+         INVALID, why="a map that ends before the real size: GNU tar "
+         "extracts 5 bytes, the others 1000")
+    case("sparse-pax01-no-hole-run.tar",
+         p01([(0, 512), (8192, 4)], 9000, h512 + b"wxyz"), 3, INVALID,
+         why="the same in pax 0.1")
+    case("sparse-gnu-empty-map.tar", gnu([], 5, b"hello"), 3, INVALID,
+         why="an 'S' map without runs: tarfile reads 5 zeros, libarchive "
+         "'hello', GNU tar extracts an empty file")
+    case("sparse-gnu-ext-after-short-block.tar",
+         gnu([(0, 512), (1000, 512), (2000, 0)], 2000, h512 * 2,
+             extended=[[(3000, 0)]]), 3, INVALID,
+         why="extension blocks after a header with free entries: GNU tar "
+         "reads no extension block, libarchive and tarfile do")
+    case("sparse-pax01-no-numblocks.tar",
+         t.pax([("GNU.sparse.size", "4"), ("GNU.sparse.map", "0,4")]) +
+         t.file("sp", b"abcd") + t.end(), 3, INVALID,
+         why="a 0.1 map without GNU.sparse.numblocks before it: GNU tar "
+         "refuses it")
+    case("sparse-pax01-whole-file.tar",
+         t.pax([("GNU.sparse.size", "4"), ("GNU.sparse.numblocks", "1"),
+                ("GNU.sparse.map", "0,4")]) + t.file("sp", b"abcd") +
+         t.end(), 0, why="one run over the whole file: a plain file to all")
+    case("sparse-pax10-comment.tar",
+         p10([], 9000, b"abcd", b"# map\n2\n0\n4\n9000\n0\n"), 3, INVALID,
+         why="a '#' line in a 1.0 map: libarchive skips it, tarfile and "
+         "GNU tar fail")
 
 
 def gen_not_tar():

@@ -683,9 +683,11 @@ static void test_reader_names_are_raw_bytes(void **state)
 	}
 }
 
+/* every run with data but the last fills whole blocks, and the map ends
+ * at the size: as GNU tar writes them (test_reader_sparse_gnu_tar) */
 static const uint64_t sparse_runs[][2] = {
-	{0, 100},    {4096, 512}, {10000, 1},	 {20000, 700},
-	{30000, 10}, {40000, 3},  {50000, 1000}, {60000, 0},
+	{0, 512},     {4096, 512},  {10000, 1024}, {20000, 1536},
+	{30000, 512}, {40000, 512}, {50000, 1000}, {60000, 0},
 };
 #define SPARSE_N    (sizeof(sparse_runs) / sizeof(sparse_runs[0]))
 #define SPARSE_SIZE 60000u
@@ -849,9 +851,9 @@ static void test_reader_pax_sparse(void **state)
 
 static void test_reader_sparse_bad_maps(void **state)
 {
-	static const uint64_t unordered[][2] = {{4096, 10}, {0, 10}};
-	static const uint64_t overlapping[][2] = {{0, 100}, {50, 100}};
-	static const uint64_t beyond[][2] = {{0, 10}, {1000, 100}};
+	static const uint64_t unordered[][2] = {{4096, 512}, {0, 512}};
+	static const uint64_t overlapping[][2] = {{0, 1024}, {512, 512}};
+	static const uint64_t beyond[][2] = {{0, 512}, {1000, 100}};
 	const struct {
 		const uint64_t (*runs)[2];
 		size_t n;
@@ -1903,10 +1905,10 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	free(tar);
 	/* old GNU sparse headers hold GNU fields there for both readers */
 	{
-		static const uint64_t runs[][2] = {{0, 5}};
+		static const uint64_t runs[][2] = {{0, 5}, {100, 0}};
 		struct ts_archive *a = ts_archive_new();
 
-		add_gnu_sparse(a, "sp", 100, runs, 1, 0);
+		add_gnu_sparse(a, "sp", 100, runs, 2, 0);
 		tar = ts_archive_finish(a, 1, &len);
 		memcpy(tar + WSNAP_TAR_OFF(gnu.atime), "15112542040", 11);
 		ts_raw_checksum(tar);
@@ -1926,10 +1928,10 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 static void test_reader_raw_numbers_overflow(void **state)
 {
 	static const uint64_t runs[][2] = {
-		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
-		{400, 1}, {500, 1}, {600, 1}, {700, 1},
+		{0, 512},    {1000, 512}, {2000, 512}, {3000, 512},
+		{4000, 512}, {5000, 512}, {6000, 1},   {10000, 0},
 	};
-	const uint64_t realsize = 1000;
+	const uint64_t realsize = 10000;
 	struct ts_archive *a;
 	unsigned char *tar;
 	size_t len, i;
@@ -1953,12 +1955,15 @@ static void test_reader_raw_numbers_overflow(void **state)
 		expect_invalid(tar, len);
 		free(tar);
 	}
-	/* base-256 that fits is read: a real size of 2^62 */
+	/* base-256 that fits is read: a real size of 2^62, where the map
+	 * ends */
 	a = ts_archive_new();
 	add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
 	tar = ts_archive_finish(a, 1, &len);
 	put_b256(tar + WSNAP_TAR_OFF(gnu.realsize), WSNAP_TAR_LEN(gnu.realsize),
 		 (uint64_t)1 << 62, false);
+	put_b256(tar + WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[3].offset),
+		 WSNAP_TAR_SPARSE_LEN(offset), (uint64_t)1 << 62, false);
 	ts_raw_checksum(tar);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
 	assert_int_equal(run.st, WSNAP_OK);
@@ -2014,7 +2019,8 @@ static void test_reader_sparse_map_odd(void **state)
 		char body[512];
 		size_t used = 0;
 
-		pax_str(body, sizeof(body), &used, "GNU.sparse.size", "9000");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.size", "4");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.numblocks", "2");
 		pax_str(body, sizeof(body), &used, "GNU.sparse.map", maps[i]);
 		add_ext(a, 'x', body, used);
 		ts_add_raw_member(a, "sp", '0', 0644, "abcd", 4, NULL);
@@ -2190,8 +2196,8 @@ static void test_reader_number_fields_as_tarfile(void **state)
 static void test_reader_old_gnu_sparse_fields(void **state)
 {
 	static const uint64_t runs[][2] = {
-		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
-		{400, 1}, {500, 1}, {600, 1},
+		{0, 512},    {1000, 512}, {2000, 512}, {3000, 512},
+		{4000, 512}, {5000, 512}, {6000, 1},
 	};
 	/* every field here is as wide as a sparse offset */
 	const size_t n = WSNAP_TAR_SPARSE_LEN(offset);
@@ -2214,7 +2220,7 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
-		add_gnu_sparse(a, "sp", 1000, runs, 7, 0);
+		add_gnu_sparse(a, "sp", 6001, runs, 7, 0);
 		tar = ts_archive_finish(a, 1, &len);
 		memset(tar + bad[i].off, 0, n);
 		memcpy(tar + bad[i].off, bad[i].v,
@@ -2266,7 +2272,7 @@ static void test_reader_pax_sparse_formats(void **state)
 #define S "GNU.sparse."
 	/* clang-format off */
 	static const char *const good00[] = {
-		S "size", "9000", S "numblocks", "1",
+		S "size", "8196", S "numblocks", "1",
 		S "offset", "8192", S "numbytes", "4", NULL,
 	};
 	/* clang-format on */
@@ -2312,6 +2318,121 @@ static void test_reader_pax_sparse_formats(void **state)
 	/* the good header with a pair in its padding */
 	tar = pax_sparse_records(good00, "9 GNU.sparse.numbytes=4\n", &len);
 	expect_invalid(tar, len);
+	free(tar);
+}
+
+/* An old GNU sparse archive of runs, with the width bytes at off (from
+ * the start of the archive) emptied. */
+static unsigned char *gnu_sparse_cleared(const uint64_t (*runs)[2], size_t n,
+					 uint64_t realsize, size_t off,
+					 size_t width, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char *tar;
+
+	add_gnu_sparse(a, "s", realsize, runs, n, 0);
+	tar = ts_archive_finish(a, 1, len);
+	memset(tar + off, 0, width);
+	ts_raw_checksum(tar);
+	return tar;
+}
+
+/*
+ * Bug (issue 12, item 2; found by GNU tar in fuzz/tarfile_diff.py): GNU
+ * tar extracts sparse files otherwise than libarchive and tarfile read
+ * them. It reads each run's data from blocks of its own, so a run with
+ * data that ends inside a block shifts the runs after it (and a header
+ * after the member can become a run's data); it writes a file up to the
+ * end of its map's last run only (a trailing hole needs a run of length 0
+ * at the size); it ends an old GNU map at the first entry with an empty
+ * length, reads extension blocks only after a block whose entries are all
+ * used, extracts an 'S' map without entries as an empty file, and refuses
+ * a 0.1 map with more runs than GNU.sparse.numblocks given before it. And
+ * libarchive skips '#' lines in a 1.0 map, which tarfile and GNU tar fail
+ * on. What GNU tar writes passes (test_reader_gnu_sparse and
+ * test_reader_pax_sparse take such maps through every format).
+ */
+static void test_reader_sparse_gnu_tar(void **state)
+{
+	static const uint64_t unaligned[][2] = {{0, 5}, {1000, 512}, {1512, 0}};
+	static const uint64_t short_map[][2] = {{0, 512}, {8192, 4}};
+	static const uint64_t whole[][2] = {{0, 4}};
+	static const uint64_t hole3[][2] = {
+		{0, 512}, {1000, 512}, {2000, 512}, {3000, 0}, {4000, 0}};
+	static const uint64_t empty_len[][2] = {
+		{0, 512}, {1000, 0}, {2000, 512}, {3000, 0}};
+	static const int versions[] = {-1, 0, 1, 10}; /* -1: old GNU */
+	const size_t entry = sizeof(struct wsnap_tar_sparse);
+	uint64_t ext[26][2];
+	struct ts_archive *a;
+	unsigned char *tar;
+	size_t v, i, len;
+
+	for (v = 0; v < 4; v++) {
+		const struct {
+			const uint64_t (*runs)[2];
+			size_t n;
+			uint64_t size;
+			bool ok;
+		} maps[] = {
+			{unaligned, 3, 1512, false},
+			{short_map, 2, 9000, false},
+			{whole, 1, 4, true},
+		};
+
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			if (versions[v] < 0) {
+				a = ts_archive_new();
+				add_gnu_sparse(a, "s", maps[i].size,
+					       maps[i].runs, maps[i].n, 0);
+				tar = ts_archive_finish(a, 1, &len);
+			} else {
+				tar = pax_sparse_archive(
+					versions[v], &len, maps[i].runs,
+					maps[i].n, maps[i].size);
+			}
+			if (maps[i].ok)
+				expect_members(tar, len,
+					       versions[v] < 0 ? 1 : 2);
+			else
+				expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+	/* an old GNU map: no entries; an entry with an empty length; free
+	 * entries in the header, or in an extension block, before one */
+	tar = gnu_sparse_cleared(whole, 1, 4, WSNAP_TAR_OFF(gnu.sparse[0]),
+				 entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = gnu_sparse_cleared(empty_len, 4, 3000,
+				 WSNAP_TAR_OFF(gnu.sparse[1].numbytes),
+				 WSNAP_TAR_SPARSE_LEN(numbytes), &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = gnu_sparse_cleared(hole3, 5, 4000, WSNAP_TAR_OFF(gnu.sparse[3]),
+				 entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	for (i = 0; i < 24; i++) {
+		ext[i][0] = i * 1000;
+		ext[i][1] = 512;
+	}
+	ext[24][0] = 24000; /* the last entry of the first extension block */
+	ext[24][1] = 0;
+	ext[25][0] = 30000;
+	ext[25][1] = 0;
+	tar = gnu_sparse_cleared(
+		ext, 26, 30000, WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[20]),
+		entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* the same maps whole are fine */
+	a = ts_archive_new();
+	add_gnu_sparse(a, "s", 30000, ext, 26, 0);
+	add_gnu_sparse(a, "t", 4000, hole3, 5, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	expect_members(tar, len, 2);
 	free(tar);
 }
 
@@ -2585,6 +2706,7 @@ int main(void)
 		cmocka_unit_test(test_reader_sparse_all_holes),
 		cmocka_unit_test(test_reader_pax_sparse),
 		cmocka_unit_test(test_reader_sparse_bad_maps),
+		cmocka_unit_test(test_reader_sparse_gnu_tar),
 		cmocka_unit_test(test_reader_compressed_memfd_and_pipe),
 		cmocka_unit_test(test_reader_plain_pipe_spills),
 		cmocka_unit_test(test_reader_spill_in_tmpdir),
