@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
-      fuse-overlayfs psmisc clang clang-format)
+      fuse-overlayfs psmisc clang clang-format tar)
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 missing=()
 for p in "${pkgs[@]}"; do
