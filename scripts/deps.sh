@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev liblzma-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
-      python3-pip fuse-overlayfs psmisc clang clang-format
+      python3-pip fuse-overlayfs psmisc clang clang-format tar
       libgit2-dev git patch                  # diff --patch and its tests
       e2fsprogs dosfstools xfsprogs bindfs) # destinations of e2e_export_casefold
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)

@@ -695,6 +695,11 @@ static void sparse_reads(const char *filter)
 		 WSNAP_TAR_LEN(gnu.sparse[1].offset), "%011o", RUN2);
 	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[1].numbytes),
 		 WSNAP_TAR_LEN(gnu.sparse[1].numbytes), "%011o", LEN2);
+	/* the trailing hole: a run of length 0 at the real size */
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[2].offset),
+		 WSNAP_TAR_LEN(gnu.sparse[2].offset), "%011o", REAL);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[2].numbytes),
+		 WSNAP_TAR_LEN(gnu.sparse[2].numbytes), "%011o", 0);
 	snprintf((char *)block + WSNAP_TAR_OFF(gnu.realsize),
 		 WSNAP_TAR_LEN(gnu.realsize), "%011o", REAL);
 	ts_raw_checksum(block);
