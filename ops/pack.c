@@ -783,10 +783,12 @@ out:
 	return s;
 }
 
-/* Step 3: read the output back under the same policy. */
+/* Step 3: read the output back under the same policy; st (may be NULL)
+ * gets the compression found. */
 static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 				    const struct wsnap_policy *policy,
 				    const char *out_label,
+				    struct wsnap_pack_stats *st,
 				    struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {0};
@@ -808,6 +810,8 @@ static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 		s = wsnap_error_io(err, 0, out_label,
 				   "written archive does not hold the "
 				   "directory's members");
+	if (st)
+		st->compression = got.compression;
 	wsnap_index_free(idx);
 	return s;
 }
@@ -829,7 +833,7 @@ enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
 		s = plan_write(&p, root_fd, out_fd, "", opts->compress, st,
 			       err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, out_fd, opts->policy, "", err);
+		s = plan_check(&p, out_fd, opts->policy, "", st, err);
 	plan_release(&p);
 	return s;
 }
@@ -949,7 +953,7 @@ enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
 	}
 	s = plan_write(&p, root_fd, fd, out, opts->compress, st, err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, fd, opts->policy, out, err);
+		s = plan_check(&p, fd, opts->policy, out, st, err);
 	if (s != WSNAP_OK)
 		goto out;
 	if (to_stdout) {

@@ -60,6 +60,8 @@ struct wsnap_pack_stats {
 	uint64_t symlinks;
 	uint64_t file_bytes; /* sum of file sizes */
 	uint64_t out_bytes;  /* bytes of the (compressed) archive */
+	/* as read back by the check ("none", "gzip", ...; static) */
+	const char *compression;
 };
 
 /*

@@ -1,5 +1,5 @@
 /*
- * wsnap ls [POLICY] [--json] ARCHIVE|-
+ * wsnap ls [OPTIONS] [POLICY] ARCHIVE|-
  *
  * Validates the archive, then lists the index as a mount presents it:
  * inos 2..count are the members (implicit directories included) sorted
@@ -20,18 +20,15 @@
 #define OUT_BUFFER (1u << 20)
 
 struct ls_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
-	bool json;
 };
 
 #define T struct ls_args
 /* clang-format off */
 static const struct wsnap_option ls_options[] = {
+	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_JSON(T, json,
-		       "one JSON object per line: path, type, mode "
-		       "(\"0755\"), size, mtime (seconds), target (symlinks "
-		       "only)"),
 	WSNAP_OPT_END(),
 };
 
@@ -47,7 +44,8 @@ static const struct wsnap_cmd_usage ls_usage = {
 		"mode as presented, size, mtime in local time (TZ=UTC for "
 		"UTC), path, and ' -> target' for symlinks. Names are escaped "
 		"like error messages, unquoted. '-' reads the archive from "
-		"standard input.",
+		"standard input. --json: one object per member, then "
+		"{\"ok\":true,...}.",
 	.exit_status =
 		"0 listed, 2 usage error, 3 rejected (unsafe, or invalid tar "
 		"stream), 4 I/O or system error",
@@ -148,10 +146,12 @@ static void list_text(const struct wsnap_index *idx, uint32_t count)
 static void list_json(const struct wsnap_index *idx, uint32_t count)
 {
 	const struct wsnap_node *n;
+	struct wsnap_index_stats st;
 	struct wsnap_json j;
+	uint64_t records = 0;
 	uint32_t ino;
 
-	for (ino = 2; ino <= count; ino++) {
+	for (ino = 2; ino <= count; ino++, records++) {
 		n = wsnap_index_node(idx, ino);
 		wsnap_json_begin(&j, stdout);
 		wsnap_json_cstring(&j, "path", n->path);
@@ -165,6 +165,13 @@ static void list_json(const struct wsnap_index *idx, uint32_t count)
 					   n->target ? n->target : "");
 		wsnap_json_end(&j);
 	}
+	/* the end: a listing without it was cut off */
+	wsnap_index_stats(idx, &st);
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_u64(&j, "records", records);
+	wsnap_json_summary(&j, &st);
+	wsnap_json_end(&j);
 }
 
 int wsnap_cmd_ls(int argc, char **argv)
@@ -172,6 +179,7 @@ int wsnap_cmd_ls(int argc, char **argv)
 	static char outbuf[OUT_BUFFER];
 	struct wsnap_index *idx = NULL;
 	struct ls_args a = {0};
+	struct wsnap_index_stats st;
 	struct wsnap_error err;
 	int rc;
 
@@ -180,16 +188,21 @@ int wsnap_cmd_ls(int argc, char **argv)
 	rc = wsnap_options_parse(&ls_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
+	wsnap_common_apply(&a.common);
 	if (argc != 1) {
 		rc = wsnap_usage_error("ls", argc ? "too many arguments"
 						  : "missing ARCHIVE");
 		goto out;
 	}
 	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
-		rc = wsnap_report(&err, a.json);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	if (a.json)
+	if (a.common.verbose) {
+		wsnap_index_stats(idx, &st);
+		wsnap_say_summary("ls", argv[0], &st);
+	}
+	if (a.common.json)
 		list_json(idx, wsnap_index_count(idx));
 	else
 		list_text(idx, wsnap_index_count(idx));

@@ -1,7 +1,7 @@
 /*
  * Opening archives and building their index for the subcommands (opts.h):
  * "-" is standard input, a directory or a terminal is refused, and a large
- * input shows a progress line on a terminal.
+ * input shows a progress line (progress.h).
  */
 #include "opts.h"
 
@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "progress.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
 {
@@ -52,23 +52,16 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 }
 
 /*
- * Progress on a terminal for reads that take a while (a large input, or a
- * small one that decompresses to a lot): bytes of the input read so far.
+ * Progress for reads that take a while (a large input, or a small one that
+ * decompresses to a lot): bytes of the input read so far. Quick reads show
+ * nothing on a terminal.
  */
-#define PROGRESS_EVERY_NS 200000000LL
-#define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
+#define PROGRESS_FIRST_NS 500000000LL
 
 struct progress {
 	const char *path;
-	struct timespec last; /* the start, then the last display */
-	bool shown;
+	struct wsnap_progress line;
 };
-
-static int64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000000LL +
-	       (b->tv_nsec - a->tv_nsec);
-}
 
 static void put_mib(FILE *f, uint64_t bytes)
 {
@@ -79,15 +72,10 @@ static void put_mib(FILE *f, uint64_t bytes)
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
 	struct progress *pr = ctx;
-	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (elapsed_ns(&pr->last, &now) <
-	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
+	if (!wsnap_progress_due(&pr->line, total && done == total))
 		return;
-	pr->last = now;
-	pr->shown = true;
-	fputs("\rwsnap: reading ", stderr);
+	fputs("reading ", stderr);
 	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, pr->path, strlen(pr->path));
 	fputs(": ", stderr);
 	put_mib(stderr, done);
@@ -96,8 +84,7 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 		put_mib(stderr, total);
 		fprintf(stderr, " (%u%%)", (unsigned)(done * 100 / total));
 	}
-	fputs("\033[K", stderr);
-	fflush(stderr);
+	wsnap_progress_put_end(&pr->line);
 }
 
 enum wsnap_status wsnap_build_index(int fd, const char *path,
@@ -110,16 +97,13 @@ enum wsnap_status wsnap_build_index(int fd, const char *path,
 	enum wsnap_status st;
 
 	*out = NULL;
-	if (isatty(STDERR_FILENO)) {
+	wsnap_progress_begin(&pr.line, true, PROGRESS_FIRST_NS);
+	if (pr.line.on) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
-		clock_gettime(CLOCK_MONOTONIC, &pr.last);
 	}
 	st = wsnap_index_build(out, fd, policy, &ropts, err);
-	if (pr.shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	wsnap_progress_end(&pr.line);
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;

@@ -66,7 +66,8 @@ done
 # -v names OUT quoted and escaped like a member name (issue 12, item 8)
 rc "$W" pack -v "$WS" "$T/v"$'\xe2\x80\xae'"rat.tar"
 expect_rc 0 "pack -v"
-grep -qF "into '$T/v\u202erat.tar' (" "$T/err" || fail "pack -v: $(cat "$T/err")"
+grep -qF "wsnap: pack: '$T/v\u202erat.tar': 15 members: " "$T/err" ||
+	fail "pack -v: $(cat "$T/err")"
 # extensions choose the compression; '-' is plain unless asked
 "$W" pack "$WS" "$T/ext.tar.gz" && cmp -s "$T/ext.tar.gz" "$T/a.gzip" ||
 	fail ".tar.gz is gzip"
@@ -191,9 +192,10 @@ expect_rc 1 "diff --json"
 python3 - "$T/out" <<'EOF' || fail "diff --json output"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-stat = lines.pop()["stat"]
-assert stat == {"changes": 8, "added": 2, "removed": 2, "modified": 3,
-                "type_changed": 1}, stat
+end = lines.pop()
+assert end == {"ok": True, "records": 8, "added": 2, "removed": 2,
+               "modified": 3, "type_changed": 1}, end
+assert all("ok" not in l for l in lines), lines
 by = {l["path"]: l for l in lines}
 assert [l["path"] for l in lines] == sorted(by, key=lambda p: p.encode())
 assert by["added.txt"]["change"] == "A" and by["added.txt"]["old"] is None

@@ -65,8 +65,10 @@ mk_tar snap.tar d:src:0700 f:src/main.c:0644:code f:bin/start:0755:run \
 [ -z "$(ls -A . | grep wsnap)" ] || fail "temporary left: $(ls -A)"
 
 # --- -v and --json ---
-"$WSNAP_BIN" export -v snap.tar out2 >v.out
-grep -q "^exported 5 members to 'out2' (new)" v.out || fail "-v: $(cat v.out)"
+"$WSNAP_BIN" export -v snap.tar out2 >v.out 2>v.err
+grep -q "^wsnap: export: 5 members to 'out2' (new): 3 files (13 bytes), " v.err ||
+	fail "-v: $(cat v.err)"
+[ -s v.out ] && fail "-v wrote to stdout: $(cat v.out)"
 "$WSNAP_BIN" export --json snap.tar out2 >j.out
 python3 - j.out <<'EOF' || fail "--json: $(cat j.out)"
 import json, sys
@@ -74,7 +76,8 @@ j = json.load(open(sys.argv[1]))
 assert j["ok"] is True and j["created"] is False, j
 assert j["members"] == 5 and j["files"] == 3 and j["symlinks"] == 1, j
 assert j["bytes"] == len("code") + len("run") + len("readme"), j
-assert j["replaced"] == 4 and j["dirs_kept"] == 1, j
+assert j["replaced"] == 4 and j["directories_kept"] == 1, j
+assert j["directories"] == 0 and j["compression"] == "none", j
 EOF
 
 # --- standard input, compressed, compressed standard input ---

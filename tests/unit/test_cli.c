@@ -275,7 +275,9 @@ static void test_cli_report_rejection_json(void **state)
 		c.stdout_text,
 		"{\"ok\":false,\"error\":\"rejected\",\"member\":"
 		"\"venv/bin/\\udcffpython3\",\"reason\":\"absolute "
-		"symlink target not allowed: /usr/bin/python3\"}\n");
+		"symlink target not allowed: /usr/bin/python3\",\"hint\":"
+		"\"--allow-external-symlinks accepts symlinks whose targets "
+		"leave the snapshot\"}\n");
 	assert_string_equal(
 		c.stderr_text,
 		"wsnap: unsafe tar member 'venv/bin/\\xffpython3': absolute "
@@ -351,7 +353,8 @@ static void test_cli_report_io(void **state)
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"io\",\"message\":"
 			    "\"cannot open 'x.tar': No such file or "
-			    "directory\"}\n");
+			    "directory\",\"file\":\"x.tar\",\"errno\":"
+			    "\"ENOENT\"}\n");
 
 	/* a hostile path: escaped on stderr, exact in JSON */
 	wsnap_error_io(&err, 28, "d/\n\xfe", "cannot write");
@@ -361,7 +364,8 @@ static void test_cli_report_io(void **state)
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"io\",\"message\":"
 			    "\"cannot write 'd/\\u000a\\udcfe': No space left "
-			    "on device\"}\n");
+			    "on device\",\"file\":\"d/\\u000a\\udcfe\","
+			    "\"errno\":\"ENOSPC\"}\n");
 
 	/* no path, no errno */
 	wsnap_error_io(&err, 0, NULL, "mount failed");
@@ -511,7 +515,7 @@ static void test_cli_parse_command_line(void **state)
 {
 	char *a1[] = {"check", "--json",      "x.tar", "-v", "--skip",
 		      "a/",    "--max-depth", "3",     NULL};
-	char *a2[] = {"check", "-q", "x.tar", NULL};
+	char *a2[] = {"check", "-Q", "x.tar", NULL};
 	char *a3[] = {"check", "x.tar", "--help", NULL};
 	char *a4[] = {"check", NULL};
 	char *a5[] = {"check", "a", "b", NULL};
@@ -534,7 +538,7 @@ static void test_cli_parse_command_line(void **state)
 	/* the commands themselves: nothing is read before these errors */
 	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a2, &c), 2);
 	assert_string_equal(c.stderr_text,
-			    "wsnap: check: option '-q' is not "
+			    "wsnap: check: option '-Q' is not "
 			    "known (see 'wsnap check --help')\n");
 	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a3, &c), 0);
 	assert_true(strncmp(c.stdout_text, "usage: wsnap check ", 19) == 0);
