@@ -35,6 +35,12 @@
  *    success; on failure the temporary tree is removed (without following
  *    symlinks), so nothing is left behind.
  *
+ * Part of the index (opts->select, the PATH operands of 'wsnap export'):
+ * only the selected nodes are written; their other ancestors are made
+ * like implicit directories (mode 0755 and the index's default mtime when
+ * export creates them, left alone when they exist), whatever the archive
+ * says of them.
+ *
  * Metadata: files get the sanitized mode of the index (7.6) and the
  * archived mtime; symlinks their archived target and mtime; directories the
  * export creates get 0755 (whatever the umask); pre-existing directories
@@ -120,6 +126,9 @@ struct wsnap_export_opts {
 	 * the calling thread; N > 1 uses N whatever the count (tests).
 	 * A compressed input read again, or a node callback, means 1. */
 	unsigned workers;
+	/* Per ino, an enum wsnap_select_mark (select.h): only YES nodes are
+	 * written, PARENT ones made as implicit directories. NULL: all. */
+	const unsigned char *select;
 };
 
 struct wsnap_export_stats {

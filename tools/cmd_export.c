@@ -1,4 +1,8 @@
-/* wsnap export: safe extraction (policy.md sections 7 and 8). */
+/*
+ * wsnap export: safe extraction (policy.md sections 7 and 8), of the whole
+ * archive or of what the PATH operands select (select.h); the whole
+ * archive is validated either way.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -12,6 +16,7 @@
 #include "export.h"
 #include "json.h"
 #include "opts.h"
+#include "select.h"
 
 /* Long work (a progress line on a terminal) from this size on. */
 #define PROGRESS_MIN_MEMBERS 20000u
@@ -45,9 +50,10 @@ static const struct wsnap_option export_options[] = {
 
 static const struct wsnap_cmd_usage export_usage = {
 	.name = "export",
-	.operands = "ARCHIVE|- DEST",
+	.operands = "ARCHIVE|- DEST [PATH...]",
 	.description =
-		"Validates the whole archive, then writes it to DEST without "
+		"Validates the whole archive, then writes it (or only the "
+		"PATHs and what is below them) to DEST without "
 		"ever touching anything outside DEST: no symlink is followed, "
 		"files are created 0600 and get their sanitized mode only "
 		"once complete, symlinks come last. A DEST that does not "
@@ -149,6 +155,9 @@ int wsnap_cmd_export(int argc, char **argv)
 	struct wsnap_index_stats is;
 	struct wsnap_error err;
 	enum wsnap_status s;
+	unsigned char *sel = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
 	bool reread = false;
 	struct stat in_st;
 	int rc, in_fd = -1;
@@ -160,16 +169,18 @@ int wsnap_cmd_export(int argc, char **argv)
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
 	wsnap_common_apply(&a.common);
-	if (argc != 2) {
-		rc = wsnap_usage_error("export",
-				       argc > 2 ? "too many arguments"
-						: "missing ARCHIVE DEST");
+	if (argc < 2) {
+		rc = wsnap_usage_error("export", "missing ARCHIVE DEST");
 		goto out;
 	}
 	if (argv[1][0] == '\0') {
 		rc = wsnap_usage_error("export", "empty DEST");
 		goto out;
 	}
+	npaths = (size_t)argc - 2;
+	rc = wsnap_paths_parse("export", argv + 2, npaths, &paths);
+	if (rc)
+		goto out;
 	/*
 	 * A regular file is read again for the data (in place, or
 	 * decompressed a second time): no temporary copy. Only a pipe has its
@@ -185,7 +196,9 @@ int wsnap_cmd_export(int argc, char **argv)
 	}
 	reread = S_ISREG(in_st.st_mode);
 	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &idx, &err) !=
-	    WSNAP_OK) {
+		    WSNAP_OK ||
+	    (paths &&
+	     wsnap_select_build(idx, paths, npaths, &sel, &err) != WSNAP_OK)) {
 		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
@@ -197,6 +210,7 @@ int wsnap_cmd_export(int argc, char **argv)
 	memset(&eo, 0, sizeof(eo));
 	eo.progress = line.on ? show_progress : NULL;
 	eo.ctx = &line;
+	eo.select = sel;
 	eo.cancel = &interrupted;
 	if (reread) {
 		eo.flags |= WSNAP_EXPORT_INPUT;
@@ -216,6 +230,8 @@ int wsnap_cmd_export(int argc, char **argv)
 		print_json(argv[1], &st, &is);
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
+	free(sel);
+	wsnap_paths_free(paths, npaths);
 	if (in_fd >= 0)
 		close(in_fd);
 	wsnap_index_free(idx);

@@ -1,19 +1,22 @@
 /*
  * Opening archives and building their index for the subcommands (opts.h):
  * "-" is standard input, a directory or a terminal is refused, and a large
- * input shows a progress line (progress.h).
+ * input shows a progress line (progress.h); the PATH operands of ls and
+ * export.
  */
 #include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "json.h"
 #include "progress.h"
+#include "select.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
 {
@@ -107,6 +110,43 @@ enum wsnap_status wsnap_build_index(int fd, const char *path,
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;
+}
+
+void wsnap_paths_free(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int wsnap_paths_parse(const char *cmd, char *const *paths, size_t n,
+		      char ***out)
+{
+	struct wsnap_error err;
+	char **norm;
+	size_t i;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	norm = calloc(n, sizeof(*norm));
+	if (!norm) {
+		wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
+		return wsnap_report(&err, false);
+	}
+	for (i = 0; i < n; i++) {
+		if (wsnap_select_normalize(paths[i], &norm[i], &err) ==
+		    WSNAP_OK)
+			continue;
+		wsnap_paths_free(norm, n);
+		if (err.status == WSNAP_USAGE)
+			return wsnap_usage_error(cmd, "%s", err.reason);
+		return wsnap_report(&err, false);
+	}
+	*out = norm;
+	return 0;
 }
 
 enum wsnap_status wsnap_load_index(const char *path,

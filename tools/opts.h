@@ -139,6 +139,16 @@ void wsnap_say_counts(const char *cmd, const char *path, uint64_t members,
 		      uint64_t symlinks);
 
 /*
+ * The PATH operands of ls and export (select.h): paths[0..n) normalized
+ * into *out (an array of n strings, freed with wsnap_paths_free; NULL when
+ * n is 0). Returns 0, or the exit code after reporting the error (2 for a
+ * '..' component, as a usage error of cmd).
+ */
+int wsnap_paths_parse(const char *cmd, char *const *paths, size_t n,
+		      char ***out);
+void wsnap_paths_free(char **paths, size_t n);
+
+/*
  * Flushes f and reports a write error on it ("cannot write 'standard
  * output'") as wsnap_report would. Returns 0, or 4 (WSNAP_IO) on error.
  * An EPIPE (reader went away, as with 'wsnap ls x | head') is an error too.

@@ -485,6 +485,38 @@ assert os.fsencode(weird["target"]) == b"x\ny\\z\xff", weird
 EOF
 python3 jsonnames.py <out || fail "ls --json names: $(head -c 600 out)"
 
+# PATHs: those paths and what is below them, in the listing's order; the
+# whole archive validated; a PATH that names nothing (also one through a
+# symlink, never resolved) is exit 2; '..' is a usage error
+run 0 "$W" ls gnu.tar README ./src/sub/ src/sublink
+[ "$(awk '{ print $5 }' out | tr '\n' ' ')" = "README src/sub src/sublink " ] ||
+	fail "ls PATHs: $(cat out)"
+run 0 "$W" ls gnu.tar src
+[ "$(awk '{ print $5 }' out | tr '\n' ' ')" = "src src/main.c src/readme-link src/run.sh src/sub src/sublink " ] ||
+	fail "ls PATH a directory: $(cat out)"
+run 0 "$W" ls --json gnu.tar /src/sub src/main.c
+script lspaths <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in sys.stdin.read().splitlines()]
+end = lines.pop()
+assert [o["path"] for o in lines] == ["src/main.c", "src/sub"], lines
+assert end["ok"] is True and end["records"] == 2 and end["members"] == 8, end
+EOF
+python3 lspaths.py <out || fail "ls --json PATHs: $(cat out)"
+for path in nope src/sublink/x src/main.c/x sr; do
+	run 2 "$W" ls gnu.tar "$path" &&
+		expect_err "wsnap: no such path in the archive: '$path'"
+	[ -s out ] && fail "ls of a missing PATH listed: $(cat out)"
+done
+run 2 "$W" ls --json gnu.tar $'bad\x1b'
+python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "error": "usage", "message": "no such path in the archive: '"'"'bad\x1b'"'"'", "member": "bad\x1b"}, o' <out ||
+	fail "ls --json missing PATH: $(cat out)"
+run 2 "$W" ls gnu.tar src/../README &&
+	expect_err "wsnap: ls: PATH 'src/../README' has a '..' component (see 'wsnap ls --help')"
+run 3 "$W" ls abs.tar etc/passwd
+run 0 "$W" ls - src/sub <gnu.tar.gz
+[ "$(awk '{ print $5 }' out)" = src/sub ] || fail "ls - PATH: $(cat out)"
+
 # an archive of only the root (and only zero blocks) lists nothing
 tar -cf root.tar -C ws/empty . && run 0 "$W" ls root.tar && expect_empty
 head -c 10240 /dev/zero >zeros.tar && run 0 "$W" ls zeros.tar && expect_empty
