@@ -96,16 +96,8 @@ static void catch_signals(void)
 
 static void show_progress(void *ctx, const struct wsnap_export_progress *p)
 {
-	struct wsnap_progress *line = ctx;
-
-	if (!wsnap_progress_due(line, p->members_done >= p->members_total))
-		return;
-	fprintf(stderr,
-		"export: %" PRIu64 "/%" PRIu64 " members, %" PRIu64 "/%" PRIu64
-		" MiB",
-		p->members_done, p->members_total, p->bytes_done >> 20,
-		p->bytes_total >> 20);
-	wsnap_progress_put_end(line);
+	wsnap_progress_members(ctx, "export", p->members_done, p->members_total,
+			       p->bytes_done, p->bytes_total);
 }
 
 static void print_json(const char *dest, const struct wsnap_export_stats *st,

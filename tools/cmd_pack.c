@@ -100,12 +100,23 @@ static void print_json(const char *out, const struct wsnap_pack_stats *st)
 	wsnap_json_end(&j);
 }
 
+/* A progress line for a pack that takes a while (progress.h). */
+#define PROGRESS_FIRST_NS 500000000LL
+
+static void show_progress(void *ctx, const struct wsnap_pack_progress *p)
+{
+	wsnap_progress_members(ctx, CMD, p->members_done, p->members_total,
+			       p->bytes_done, p->bytes_total);
+}
+
 int wsnap_cmd_pack(int argc, char **argv)
 {
 	struct pack_args a = {0};
 	struct wsnap_pack_opts popts = {0};
 	struct wsnap_pack_stats st;
+	struct wsnap_progress line;
 	struct wsnap_error err;
+	enum wsnap_status s;
 	const char *dir, *out;
 	int rc;
 
@@ -135,7 +146,14 @@ int wsnap_cmd_pack(int argc, char **argv)
 	popts.compress =
 		a.compress.set ? a.compress.kind : wsnap_pack_compress_for(out);
 	popts.policy = &a.policy;
-	if (wsnap_pack_run(dir, out, &popts, &st, &err) != WSNAP_OK) {
+	wsnap_progress_begin(&line, true, PROGRESS_FIRST_NS);
+	if (line.on) {
+		popts.progress = show_progress;
+		popts.progress_ctx = &line;
+	}
+	s = wsnap_pack_run(dir, out, &popts, &st, &err);
+	wsnap_progress_end(&line);
+	if (s != WSNAP_OK) {
 		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}

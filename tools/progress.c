@@ -1,6 +1,7 @@
 /* The progress line of long work (progress.h). */
 #include "progress.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -55,6 +56,20 @@ void wsnap_progress_put_end(struct wsnap_progress *p)
 {
 	fputs(p->tty ? "\033[K" : "\n", stderr);
 	fflush(stderr);
+}
+
+void wsnap_progress_members(struct wsnap_progress *p, const char *what,
+			    uint64_t members_done, uint64_t members_total,
+			    uint64_t bytes_done, uint64_t bytes_total)
+{
+	if (!wsnap_progress_due(p, members_done >= members_total))
+		return;
+	fprintf(stderr,
+		"%s: %" PRIu64 "/%" PRIu64 " members, %" PRIu64 "/%" PRIu64
+		" MiB",
+		what, members_done, members_total, bytes_done >> 20,
+		bytes_total >> 20);
+	wsnap_progress_put_end(p);
 }
 
 void wsnap_progress_end(struct wsnap_progress *p)

@@ -57,6 +57,14 @@ bool wsnap_progress_due(struct wsnap_progress *p, bool final);
 /* Ends the text of a line that was due. */
 void wsnap_progress_put_end(struct wsnap_progress *p);
 
+/*
+ * The line of work over members, when due: 'WHAT: 12/345 members, 6/78
+ * MiB'; final once members_done reaches members_total.
+ */
+void wsnap_progress_members(struct wsnap_progress *p, const char *what,
+			    uint64_t members_done, uint64_t members_total,
+			    uint64_t bytes_done, uint64_t bytes_total);
+
 /* The work is over (or failed): on a terminal, the line is erased. */
 void wsnap_progress_end(struct wsnap_progress *p);
 
