@@ -39,7 +39,7 @@ static void usage(FILE *f)
 		fprintf(f, "  %-13s %s\n", commands[i].name,
 			commands[i].summary);
 	fprintf(f, "\n'wsnap help COMMAND' or 'wsnap COMMAND --help' for "
-		   "details; 'wsnap -V' or 'wsnap --version' for the "
+		   "details;\n'wsnap -V' or 'wsnap --version' for the "
 		   "versions.\n"
 		   "exit status: 0 ok, 1 differences (diff), 2 usage, "
 		   "3 archive rejected, 4 I/O or system error\n");
