@@ -1048,7 +1048,7 @@ machine() {
 	out "- date: $(date -u '+%Y-%m-%d %H:%M UTC')$([ "$QUICK" = 1 ] && echo ', QUICK mode: tiny sizes, figures and targets not meaningful')"
 	out "- machine: ${cpu:-unknown CPU}, $(nproc) cores, $ram RAM, kernel $(uname -sr), work dir $WORK on $fs"
 	out "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine may be shared with other jobs)"
-	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null | head -1 | grep . || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
 	out "- peers: $(tar --version | head -1), $(version bsdtar --version | cut -d' ' -f1-2), Python $("$PY" -c 'import platform; print(platform.python_version())') tarfile, $(version archivemount -V), $(diff --version | head -1), $(version git --version)"
 	out "- method: each measure runs $REPS time(s), tools interleaved round by round; wall = the best run, peak = the largest ru_maxrss (GNU time) or daemon VmHWM; a run over $TIMEOUT s is killed and reported 'over'; a measure over $LONG s is not repeated. The page cache is warm everywhere except table 2d, which drops it before every run (full runs only)."
 	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the section's target on that ratio (or on the wsnap row's own figure)."

@@ -65,8 +65,11 @@ def wsnap_view(wsnap, path):
     if r.returncode != 0:
         return None
     view = {}
-    for line in r.stdout.decode("utf-8", "surrogateescape").splitlines():
+    lines = r.stdout.decode("utf-8", "surrogateescape").split("\n")
+    for line in filter(None, lines):
         o = json.loads(line)
+        if "ok" in o:  # the outcome record ends the listing
+            continue
         # wsnap's \udcXX for a byte that is not UTF-8 is what tarfile's
         # surrogateescape names hold too
         view[o["path"]] = (o["type"], o["size"] if o["type"] == "file" else None,

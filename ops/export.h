@@ -35,6 +35,12 @@
  *    success; on failure the temporary tree is removed (without following
  *    symlinks), so nothing is left behind.
  *
+ * Part of the index (opts->select, the PATH operands of 'wsnap export'):
+ * only the selected nodes are written; their other ancestors are made
+ * like implicit directories (mode 0755 and the index's default mtime when
+ * export creates them, left alone when they exist), whatever the archive
+ * says of them.
+ *
  * Metadata: files get the sanitized mode of the index (7.6) and the
  * archived mtime; symlinks their archived target and mtime; directories the
  * export creates get 0755 (whatever the umask); pre-existing directories
@@ -130,6 +136,9 @@ struct wsnap_export_opts {
 	/* Whether the directory open on fd folds case (1) or not (0); NULL:
 	 * wsnap_export_dir_folds. Tests put their own. */
 	int (*dir_folds)(int fd);
+	/* Per ino, an enum wsnap_select_mark (select.h): only YES nodes are
+	 * written, PARENT ones made as implicit directories. NULL: all. */
+	const unsigned char *select;
 };
 
 struct wsnap_export_stats {

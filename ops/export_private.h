@@ -32,6 +32,7 @@
 #include "error.h"
 #include "export.h"
 #include "index.h"
+#include "select.h"
 
 #define DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -85,6 +86,13 @@ struct exp {
 	uint64_t next_members;
 	uint64_t next_bytes;
 };
+
+/* Whether node ino is written (opts->select). */
+static inline bool exp_selected(const struct exp *x, uint32_t ino)
+{
+	return !x->opts || !x->opts->select ||
+	       x->opts->select[ino] == WSNAP_SELECT_YES;
+}
 
 /* A node and the order it is written in (archive order, or depth). */
 struct order_key {

@@ -658,6 +658,19 @@ static void set_entry(struct archive_entry *ae, const struct plan_entry *pe,
 	}
 }
 
+/* One member written: the progress callback, if any. */
+static void tell_progress(const struct wsnap_pack_opts *opts,
+			  struct wsnap_pack_progress *g,
+			  const struct plan_entry *pe)
+{
+	if (!opts->progress || !pe->path_len)
+		return;
+	g->members_done++;
+	if (pe->type == WSNAP_RAW_FILE)
+		g->bytes_done += pe->size;
+	opts->progress(opts->progress_ctx, g);
+}
+
 static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 {
 	if (!pe->path_len)
@@ -676,10 +689,13 @@ static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 /* Step 2: the members the index holds, in its order. */
 static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 				    int out_fd, const char *out_label,
-				    enum wsnap_pack_compress comp,
+				    const struct wsnap_pack_opts *opts,
 				    struct wsnap_pack_stats *st,
 				    struct wsnap_error *err)
 {
+	enum wsnap_pack_compress comp = opts->compress;
+	struct wsnap_pack_progress prog = {0};
+	struct wsnap_index_stats is;
 	struct wsnap_tree_cursor *cur = NULL;
 	struct archive *a = NULL;
 	struct archive_entry *ae = NULL;
@@ -733,6 +749,9 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	}
 	d.a = a;
 	d.buf = buf;
+	wsnap_index_stats(p->idx, &is);
+	prog.members_total = is.members;
+	prog.bytes_total = is.total_bytes;
 	threaded = ahead_start(&q, &th, p, root_fd);
 	for (ino = WSNAP_ROOT_INO; ino <= count; ino++) {
 		const struct plan_entry *pe = plan_entry_of(p, ino);
@@ -761,6 +780,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		}
 		if (st)
 			tally(st, pe);
+		tell_progress(opts, &prog, pe);
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		s = write_fail(a, &k, err);
@@ -783,10 +803,12 @@ out:
 	return s;
 }
 
-/* Step 3: read the output back under the same policy. */
+/* Step 3: read the output back under the same policy; st (may be NULL)
+ * gets the compression found. */
 static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 				    const struct wsnap_policy *policy,
 				    const char *out_label,
+				    struct wsnap_pack_stats *st,
 				    struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {0};
@@ -808,6 +830,8 @@ static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 		s = wsnap_error_io(err, 0, out_label,
 				   "written archive does not hold the "
 				   "directory's members");
+	if (st)
+		st->compression = got.compression;
 	wsnap_index_free(idx);
 	return s;
 }
@@ -826,10 +850,9 @@ enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
 	if (s == WSNAP_OK && opts->after_plan)
 		opts->after_plan(opts->after_plan_ctx);
 	if (s == WSNAP_OK)
-		s = plan_write(&p, root_fd, out_fd, "", opts->compress, st,
-			       err);
+		s = plan_write(&p, root_fd, out_fd, "", opts, st, err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, out_fd, opts->policy, "", err);
+		s = plan_check(&p, out_fd, opts->policy, "", st, err);
 	plan_release(&p);
 	return s;
 }
@@ -947,9 +970,9 @@ enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
 			goto out;
 		}
 	}
-	s = plan_write(&p, root_fd, fd, out, opts->compress, st, err);
+	s = plan_write(&p, root_fd, fd, out, opts, st, err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, fd, opts->policy, out, err);
+		s = plan_check(&p, fd, opts->policy, out, st, err);
 	if (s != WSNAP_OK)
 		goto out;
 	if (to_stdout) {

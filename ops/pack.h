@@ -40,6 +40,14 @@ enum wsnap_pack_compress {
 	WSNAP_PACK_XZ,
 };
 
+/* How far the writing (step 2) is. */
+struct wsnap_pack_progress {
+	uint64_t members_done; /* written, root excluded */
+	uint64_t members_total;
+	uint64_t bytes_done; /* file bytes written */
+	uint64_t bytes_total;
+};
+
 struct wsnap_pack_opts {
 	const struct wsnap_policy *policy;
 	enum wsnap_pack_compress compress;
@@ -51,6 +59,10 @@ struct wsnap_pack_opts {
 	 */
 	void (*after_plan)(void *ctx);
 	void *after_plan_ctx;
+	/* Optional: called after each member written (the caller decides
+	 * when to show it); last with members_done == members_total. */
+	void (*progress)(void *ctx, const struct wsnap_pack_progress *p);
+	void *progress_ctx;
 };
 
 struct wsnap_pack_stats {
@@ -60,6 +72,8 @@ struct wsnap_pack_stats {
 	uint64_t symlinks;
 	uint64_t file_bytes; /* sum of file sizes */
 	uint64_t out_bytes;  /* bytes of the (compressed) archive */
+	/* as read back by the check ("none", "gzip", ...; static) */
+	const char *compression;
 };
 
 /*

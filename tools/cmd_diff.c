@@ -1,6 +1,7 @@
 /*
- * wsnap diff [POLICY] [--json] [--stat] [--mtime] [--full] [-v]
- *            [-p [-U N] [--binary] [--max-diff-size BYTES]] A B
+ * wsnap diff [--stat] [--mtime] [--full]
+ *            [-p [-U N] [--binary] [--max-diff-size BYTES]] [OPTIONS]
+ *            [POLICY] A B
  *
  * Each side is a directory (read by the walker, tree.h) or an archive
  * ('-' is standard input); both are read under the policy and compared by
@@ -35,12 +36,11 @@
 #define CONTEXT_UNSET UINT64_MAX /* -U not given */
 
 struct diff_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_diff_opts dopts;
-	bool json;
 	bool stat;
 	bool full;
-	bool verbose;
 	bool patch;
 	bool binary;
 	uint64_t context;
@@ -50,10 +50,6 @@ struct diff_args {
 #define T struct diff_args
 /* clang-format off */
 static const struct wsnap_option diff_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_JSON(T, json,
-		       "one JSON object per change (old and new type, mode, "
-		       "size, target)"),
 	WSNAP_OPT_BOOL(0, "stat", T, stat,
 		       "a closing summary line (with -p: git's summary of "
 		       "each file, before the patch)"),
@@ -64,8 +60,6 @@ static const struct wsnap_option diff_options[] = {
 		       "like any directory (by default only its upper "
 		       "directory is read: the same answer, at a cost that "
 		       "grows with the changes)"),
-	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
-		       "say on standard error how each side was read"),
 	WSNAP_OPT_BOOL('p', "patch", T, patch,
 		       "a patch in git's format instead of the letter lines, "
 		       "that git apply applies to A to give B"),
@@ -79,6 +73,8 @@ static const struct wsnap_option diff_options[] = {
 			 UINT64_MAX, WSNAP_OPTION_BYTES,
 			 "a larger file is not read: the patch says 'Binary "
 			 "files a/X and b/X differ' (default 16M)"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_END(),
 };
 
@@ -255,11 +251,16 @@ static void say_upper(const struct wsnap_hydrate_diff *hyd)
 		return;
 	wsnap_upper_stats(hyd->view, &us);
 	fprintf(stderr,
-		"wsnap: diff: upper directory: %" PRIu64 " entries, %" PRIu64
-		" whiteouts, %" PRIu64 " opaque, %" PRIu64
-		" redirects; %" PRIu64 " nodes from the archive\n",
-		us.upper_entries, us.whiteouts, us.opaque_dirs, us.redirects,
-		us.lower_nodes);
+		"wsnap: diff: upper directory: %" PRIu64 " %s, %" PRIu64
+		" %s, %" PRIu64 " opaque, %" PRIu64 " %s; %" PRIu64
+		" %s from the archive\n",
+		us.upper_entries,
+		wsnap_plural(us.upper_entries, "entry", "entries"),
+		us.whiteouts,
+		wsnap_plural(us.whiteouts, "whiteout", "whiteouts"),
+		us.opaque_dirs, us.redirects,
+		wsnap_plural(us.redirects, "redirect", "redirects"),
+		us.lower_nodes, wsnap_plural(us.lower_nodes, "node", "nodes"));
 }
 
 static const char *type_name(const struct wsnap_node *n)
@@ -315,26 +316,29 @@ static enum wsnap_status print_change(void *ctx,
 	return WSNAP_OK;
 }
 
-static void print_stat(const struct printer *p,
-		       const struct wsnap_diff_stats *s)
+/* The end: --stat's line, or the final JSON record (a stream without it
+ * was cut off). */
+static void print_end(const struct printer *p, bool stat,
+		      const struct wsnap_diff_stats *s)
 {
+	uint64_t total = wsnap_diff_total(s);
 	struct wsnap_json j;
 
 	if (p->json) {
 		wsnap_json_begin(&j, stdout);
-		wsnap_json_open(&j, "stat");
-		wsnap_json_u64(&j, "changes", wsnap_diff_total(s));
+		wsnap_json_bool(&j, "ok", true);
+		wsnap_json_u64(&j, "records", total);
 		wsnap_json_u64(&j, "added", s->added);
 		wsnap_json_u64(&j, "removed", s->removed);
 		wsnap_json_u64(&j, "modified", s->modified);
 		wsnap_json_u64(&j, "type_changed", s->type_changed);
 		wsnap_json_end(&j);
-	} else {
-		printf("%" PRIu64 " changes: %" PRIu64 " added, %" PRIu64
+	} else if (stat) {
+		printf("%" PRIu64 " %s: %" PRIu64 " added, %" PRIu64
 		       " removed, %" PRIu64 " modified, %" PRIu64
 		       " type changed\n",
-		       wsnap_diff_total(s), s->added, s->removed, s->modified,
-		       s->type_changed);
+		       total, wsnap_plural(total, "change", "changes"),
+		       s->added, s->removed, s->modified, s->type_changed);
 	}
 }
 
@@ -432,7 +436,7 @@ static enum wsnap_status run_patch(const struct diff_args *a,
 	if (s == WSNAP_OK)
 		s = wsnap_diff_run(&sa->side, &sb->side, &a->dopts,
 				   wsnap_patch_change, p, stats, err);
-	if (s == WSNAP_OK && a->verbose)
+	if (s == WSNAP_OK && a->common.verbose)
 		say_patch(p);
 	if (s == WSNAP_OK && a->stat)
 		s = wsnap_patch_stat(p, patch_write, &direct, err);
@@ -456,7 +460,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 	struct wsnap_diff_stats stats;
 	struct printer pr = {0};
 	struct side sa = {.dir_fd = -1}, sb = {.dir_fd = -1};
-	struct wsnap_hydrate_diff hyd = {.upper_fd = -1};
+	struct wsnap_hydrate_diff hyd = {.upper_fd = -1, .merged_fd = -1};
 	struct wsnap_error err;
 	int rc;
 	enum wsnap_status s;
@@ -467,17 +471,18 @@ int wsnap_cmd_diff(int argc, char **argv)
 	rc = wsnap_options_parse(&diff_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
+	wsnap_common_apply(&a.common);
 	if (argc != 2) {
 		rc = wsnap_usage_error(CMD, "expected two sides, A and B");
 		goto out;
 	}
 	if (a.context != CONTEXT_UNSET || a.binary)
 		a.patch = true; /* as git's -U and --binary */
-	if (a.patch && a.json) {
+	if (a.patch && a.common.json) {
 		rc = wsnap_usage_error(CMD, "-p and --json cannot be combined");
 		goto out;
 	}
-	pr.json = a.json;
+	pr.json = a.common.json;
 	sa.arg = argv[0];
 	sb.arg = argv[1];
 	if (strcmp(sa.arg, "-") == 0 && strcmp(sb.arg, "-") == 0) {
@@ -486,7 +491,7 @@ int wsnap_cmd_diff(int argc, char **argv)
 	}
 	if (!a.full)
 		wsnap_hydrate_diff_check(&hyd, sa.arg, sb.arg, &a.policy);
-	if (a.verbose)
+	if (a.common.verbose)
 		say_sides(&sa, &sb, &hyd);
 	if (hyd.upper_fd >= 0) {
 		/* B is A's lower layer plus its upper directory */
@@ -497,14 +502,14 @@ int wsnap_cmd_diff(int argc, char **argv)
 						    &err);
 		/* the layers cannot tell: through the overlay after all */
 		if (s == WSNAP_OK && hyd.declined) {
-			if (a.verbose)
+			if (a.common.verbose)
 				say_declined(&sb, hyd.declined);
 			s = side_load(&sb, &a.policy, false, &err);
 		}
 	} else {
 		s = load_both(&sa, &sb, &a.policy, &err);
 	}
-	if (s == WSNAP_OK && a.verbose)
+	if (s == WSNAP_OK && a.common.verbose)
 		say_upper(&hyd);
 	if (s == WSNAP_OK && a.patch)
 		s = run_patch(&a, &sa, &sb, &stats, &err);
@@ -516,8 +521,8 @@ int wsnap_cmd_diff(int argc, char **argv)
 		rc = wsnap_report(&err, pr.json);
 		goto out;
 	}
-	if (a.stat && !a.patch)
-		print_stat(&pr, &stats);
+	if (!a.patch)
+		print_end(&pr, a.stat, &stats);
 	rc = wsnap_out_finish(stdout, "standard output");
 	if (rc == 0)
 		rc = wsnap_diff_total(&stats) ? 1 : 0;

@@ -1,5 +1,5 @@
 /*
- * wsnap mount [POLICY] [-f] [-o OPT[,OPT...]] ARCHIVE MOUNTPOINT
+ * wsnap mount [-f] [-o OPT[,OPT...]] [OPTIONS] [POLICY] ARCHIVE MOUNTPOINT
  *
  * Order: options (exit 2), the FUSE session (libfuse refuses an option:
  * exit 2), the mountpoint (exit 4), the archive validated whole and its
@@ -11,9 +11,13 @@
  * archive's descriptor (or its spill file); a plain archive changed in any
  * way once mounted (its ctime moved: rewritten, but also renamed or
  * deleted) reads as EIO (fs.h).
+ * -v and --json report the mount once it answers (with -f, from a thread
+ * that waits for the readiness byte of the INIT handler).
  */
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +26,12 @@
 
 #include "commands.h"
 #include "fs.h"
+#include "json.h"
 #include "opts.h"
 #include "snapshot.h"
 
 struct mount_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	bool foreground;
 	uid_t uid;
@@ -42,7 +48,6 @@ struct mount_args {
 #define T struct mount_args
 /* clang-format off */
 static const struct wsnap_option mount_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_BOOL('f', "foreground", T, foreground,
 		       "stay in the foreground until unmounted (Ctrl-C "
 		       "unmounts)"),
@@ -52,6 +57,8 @@ static const struct wsnap_option mount_options[] = {
 		       "caller)\n"
 		       "  cache_dir=DIR  where a compressed archive's data is "
 		       "unpacked (default $TMPDIR or /tmp)"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_END(),
 };
 
@@ -190,6 +197,7 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 	rc = wsnap_options_parse(&mount_usage, a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		return rc ? rc : -1;
+	wsnap_common_apply(&a->common);
 	for (i = 0; i < a->o.count; i++) {
 		rc = parse_o(a, a->o.items[i]);
 		if (rc)
@@ -246,6 +254,97 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	return WSNAP_OK;
 }
 
+static const char hint_enotconn[] =
+	"the filesystem daemon of a mount there died; 'wsnap unmount' clears "
+	"it";
+
+/* -v and --json: the mount answers. */
+static void announce(const struct mount_args *a, const char *mountpoint,
+		     const struct wsnap_index *idx)
+{
+	struct wsnap_index_stats is;
+	struct wsnap_json j;
+
+	wsnap_index_stats(idx, &is);
+	if (a->common.verbose) {
+		fputs("wsnap: mount: mounted at ", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, mountpoint,
+				  strlen(mountpoint));
+		fputc('\n', stderr);
+		wsnap_say_summary("mount", a->archive, &is);
+	}
+	if (!a->common.json)
+		return;
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "archive", a->archive);
+	wsnap_json_cstring(&j, "mountpoint", mountpoint);
+	wsnap_json_summary(&j, &is);
+	wsnap_json_end(&j);
+	fflush(stdout);
+}
+
+/* With -f: announce() once the readiness byte arrives on fd. */
+struct waiter {
+	const struct mount_args *a;
+	const char *mountpoint;
+	const struct wsnap_index *idx;
+	int fd;
+};
+
+static void *wait_ready(void *arg)
+{
+	struct waiter *w = arg;
+	ssize_t r;
+	char c;
+
+	do
+		r = read(w->fd, &c, 1);
+	while (r < 0 && errno == EINTR);
+	if (r == 1 && c == WSNAP_FS_READY)
+		announce(w->a, w->mountpoint, w->idx);
+	return NULL;
+}
+
+/* -f: serves until unmounted, announcing the mount from a thread when
+ * -v or --json ask for it. */
+static enum wsnap_status serve_foreground(struct fuse_session *se,
+					  struct wsnap_fs *fs,
+					  const struct mount_args *a,
+					  const char *mountpoint,
+					  struct wsnap_error *err)
+{
+	struct waiter w = {a, mountpoint, fs->idx, -1};
+	enum wsnap_status status;
+	pthread_t th;
+	int p[2];
+
+	if (!a->common.verbose && !a->common.json)
+		return wsnap_fs_serve(se, fs, mountpoint, true, err);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		fuse_session_destroy(se);
+		return wsnap_error_io(err, errno, NULL, "cannot make a pipe");
+	}
+	w.fd = p[0];
+	fs->ready_fd = p[1];
+	if (pthread_create(&th, NULL, wait_ready, &w) != 0) {
+		close(p[0]);
+		close(p[1]);
+		fs->ready_fd = -1;
+		fuse_session_destroy(se);
+		return wsnap_error_io(err, EAGAIN, NULL,
+				      "cannot start a thread");
+	}
+	status = wsnap_fs_serve(se, fs, mountpoint, true, err);
+	if (fs->ready_fd >= 0) {
+		close(fs->ready_fd); /* never ready: the thread reads 0 */
+		fs->ready_fd = -1;
+	}
+	pthread_join(th, NULL);
+	close(p[0]);
+	return status;
+}
+
 int wsnap_cmd_mount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -294,17 +393,20 @@ int wsnap_cmd_mount(int argc, char **argv)
 	fs.idx = idx;
 
 	if (a.foreground) {
-		status = wsnap_fs_serve(se, &fs, mountpoint, true, &err);
+		status = serve_foreground(se, &fs, &a, mountpoint, &err);
 	} else {
 		status = wsnap_mount_background(se, &fs, mountpoint, &err);
+		if (status == WSNAP_OK)
+			announce(&a, mountpoint, idx);
 	}
 	se = NULL; /* destroyed by both */
 
 report:
-	rc = status == WSNAP_OK ? 0 : wsnap_report(&err, false);
-	if (err.errnum == ENOTCONN)
-		fprintf(stderr, "wsnap: hint: the filesystem daemon of a mount "
-				"there died; 'wsnap unmount' clears it\n");
+	rc = status == WSNAP_OK
+		     ? 0
+		     : wsnap_report_hint(&err, a.common.json,
+					 err.errnum == ENOTCONN ? hint_enotconn
+								: NULL);
 	if (se)
 		fuse_session_destroy(se);
 out:

@@ -1,5 +1,5 @@
 /*
- * wsnap unmount [--lazy] MOUNTPOINT|WORKSPACE
+ * wsnap unmount [--lazy] [OPTIONS] MOUNTPOINT|WORKSPACE
  *
  * Finds what is mounted at the path (/proc/self/mountinfo, the topmost
  * mount there) and takes it down according to its kind:
@@ -21,6 +21,7 @@
 
 #include "commands.h"
 #include "hydrate.h"
+#include "json.h"
 #include "mounts.h"
 #include "opts.h"
 
@@ -31,6 +32,7 @@ enum mount_kind {
 };
 
 struct unmount_args {
+	struct wsnap_common common;
 	bool lazy;
 };
 
@@ -39,6 +41,7 @@ static const struct wsnap_option unmount_options[] = {
 	WSNAP_OPT_BOOL('z', "lazy", struct unmount_args, lazy,
 		       "detach a busy mount now; it goes away when its last "
 		       "user leaves"),
+	WSNAP_OPT_COMMON(struct unmount_args, common),
 	WSNAP_OPT_END(),
 };
 
@@ -94,13 +97,37 @@ static enum wsnap_status unmount_path(const char *abs, enum mount_kind kind,
 	}
 }
 
+static const char hint_busy[] =
+	"--lazy detaches a busy mount; it goes away when its last user leaves";
+
+/* -v and --json: what was taken down at abs. */
+static void announce(const struct unmount_args *a, const char *abs,
+		     bool workspace)
+{
+	struct wsnap_json j;
+
+	if (a->common.verbose) {
+		fprintf(stderr, "wsnap: unmount: %s ",
+			workspace ? "took down the workspace" : "unmounted");
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, abs, strlen(abs));
+		fputc('\n', stderr);
+	}
+	if (!a->common.json)
+		return;
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, workspace ? "workspace" : "mountpoint", abs);
+	wsnap_json_end(&j);
+	fflush(stdout);
+}
+
 int wsnap_cmd_unmount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
 	struct unmount_args a = {0};
 	enum wsnap_status status;
 	char fstype[WSNAP_FSTYPE_MAX] = "";
-	bool lazy;
+	bool lazy, workspace;
 	char *abs = NULL;
 	int kind, rc;
 
@@ -108,14 +135,16 @@ int wsnap_cmd_unmount(int argc, char **argv)
 	rc = wsnap_options_parse(&unmount_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		return rc;
+	wsnap_common_apply(&a.common);
 	if (argc != 1)
 		return wsnap_usage_error("unmount", "want one MOUNTPOINT");
 	lazy = a.lazy;
 
 	abs = wsnap_mounts_resolve(argv[0], NULL, &err);
 	if (!abs)
-		return wsnap_report(&err, false);
-	if (wsnap_hydrate_unmount(abs, lazy, &status, &err)) {
+		return wsnap_report(&err, a.common.json);
+	workspace = wsnap_hydrate_unmount(abs, lazy, &status, &err);
+	if (workspace) {
 		/* a hydrated workspace: overlay, snapshot, state */
 	} else {
 		kind = mount_kind_of(abs, fstype, sizeof(fstype), &err);
@@ -125,12 +154,11 @@ int wsnap_cmd_unmount(int argc, char **argv)
 			status = unmount_path(abs, (enum mount_kind)kind,
 					      fstype, lazy, &err);
 	}
+	if (status == WSNAP_OK)
+		announce(&a, abs, workspace);
 	free(abs);
 	if (status == WSNAP_OK)
 		return 0;
-	status = (enum wsnap_status)wsnap_report(&err, false);
-	if (err.errnum == EBUSY)
-		fprintf(stderr, "wsnap: hint: --lazy detaches a busy mount; it "
-				"goes away when its last user leaves\n");
-	return (int)status;
+	return wsnap_report_hint(&err, a.common.json,
+				 err.errnum == EBUSY ? hint_busy : NULL);
 }

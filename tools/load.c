@@ -1,19 +1,22 @@
 /*
  * Opening archives and building their index for the subcommands (opts.h):
  * "-" is standard input, a directory or a terminal is refused, and a large
- * input shows a progress line on a terminal.
+ * input shows a progress line (progress.h); the PATH operands of ls and
+ * export.
  */
 #include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "json.h"
+#include "progress.h"
+#include "select.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
 {
@@ -52,23 +55,16 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 }
 
 /*
- * Progress on a terminal for reads that take a while (a large input, or a
- * small one that decompresses to a lot): bytes of the input read so far.
+ * Progress for reads that take a while (a large input, or a small one that
+ * decompresses to a lot): bytes of the input read so far. Quick reads show
+ * nothing on a terminal.
  */
-#define PROGRESS_EVERY_NS 200000000LL
-#define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
+#define PROGRESS_FIRST_NS 500000000LL
 
 struct progress {
 	const char *path;
-	struct timespec last; /* the start, then the last display */
-	bool shown;
+	struct wsnap_progress line;
 };
-
-static int64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000000LL +
-	       (b->tv_nsec - a->tv_nsec);
-}
 
 static void put_mib(FILE *f, uint64_t bytes)
 {
@@ -79,15 +75,10 @@ static void put_mib(FILE *f, uint64_t bytes)
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
 	struct progress *pr = ctx;
-	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (elapsed_ns(&pr->last, &now) <
-	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
+	if (!wsnap_progress_due(&pr->line, total && done == total))
 		return;
-	pr->last = now;
-	pr->shown = true;
-	fputs("\rwsnap: reading ", stderr);
+	fputs("reading ", stderr);
 	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, pr->path, strlen(pr->path));
 	fputs(": ", stderr);
 	put_mib(stderr, done);
@@ -96,8 +87,7 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 		put_mib(stderr, total);
 		fprintf(stderr, " (%u%%)", (unsigned)(done * 100 / total));
 	}
-	fputs("\033[K", stderr);
-	fflush(stderr);
+	wsnap_progress_put_end(&pr->line);
 }
 
 enum wsnap_status wsnap_build_index(int fd, const char *path,
@@ -110,19 +100,53 @@ enum wsnap_status wsnap_build_index(int fd, const char *path,
 	enum wsnap_status st;
 
 	*out = NULL;
-	if (isatty(STDERR_FILENO)) {
+	wsnap_progress_begin(&pr.line, true, PROGRESS_FIRST_NS);
+	if (pr.line.on) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
-		clock_gettime(CLOCK_MONOTONIC, &pr.last);
 	}
 	st = wsnap_index_build(out, fd, policy, &ropts, err);
-	if (pr.shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	wsnap_progress_end(&pr.line);
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;
+}
+
+void wsnap_paths_free(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int wsnap_paths_parse(const char *cmd, char *const *paths, size_t n,
+		      char ***out)
+{
+	struct wsnap_error err;
+	char **norm;
+	size_t i;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	norm = calloc(n, sizeof(*norm));
+	if (!norm) {
+		wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
+		return wsnap_report(&err, false);
+	}
+	for (i = 0; i < n; i++) {
+		if (wsnap_select_normalize(paths[i], &norm[i], &err) ==
+		    WSNAP_OK)
+			continue;
+		wsnap_paths_free(norm, n);
+		if (err.status == WSNAP_USAGE)
+			return wsnap_usage_error(cmd, "%s", err.reason);
+		return wsnap_report(&err, false);
+	}
+	*out = norm;
+	return 0;
 }
 
 enum wsnap_status wsnap_load_index(const char *path,

@@ -66,7 +66,8 @@ done
 # -v names OUT quoted and escaped like a member name (issue 12, item 8)
 rc "$W" pack -v "$WS" "$T/v"$'\xe2\x80\xae'"rat.tar"
 expect_rc 0 "pack -v"
-grep -qF "into '$T/v\u202erat.tar' (" "$T/err" || fail "pack -v: $(cat "$T/err")"
+grep -qF "wsnap: pack: '$T/v\u202erat.tar': 15 members: " "$T/err" ||
+	fail "pack -v: $(cat "$T/err")"
 # extensions choose the compression; '-' is plain unless asked
 "$W" pack "$WS" "$T/ext.tar.gz" && cmp -s "$T/ext.tar.gz" "$T/a.gzip" ||
 	fail ".tar.gz is gzip"
@@ -191,9 +192,10 @@ expect_rc 1 "diff --json"
 python3 - "$T/out" <<'EOF' || fail "diff --json output"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-stat = lines.pop()["stat"]
-assert stat == {"changes": 8, "added": 2, "removed": 2, "modified": 3,
-                "type_changed": 1}, stat
+end = lines.pop()
+assert end == {"ok": True, "records": 8, "added": 2, "removed": 2,
+               "modified": 3, "type_changed": 1}, end
+assert all("ok" not in l for l in lines), lines
 by = {l["path"]: l for l in lines}
 assert [l["path"] for l in lines] == sorted(by, key=lambda p: p.encode())
 assert by["added.txt"]["change"] == "A" and by["added.txt"]["old"] is None
@@ -279,5 +281,39 @@ rc "$W" diff "$WS"
 expect_rc 2 "diff with one side"
 rc "$W" pack --compress bzip2 "$WS" "$T/x.tar"
 expect_rc 2 "pack --compress bzip2"
+
+# ---- --json, -q, --progress of pack (doc/json.md) ----
+rc "$W" pack --json --progress "$WS" "$T/j.tar.gz"
+expect_rc 0 "pack --json"
+python3 - "$T/out" "$T/j.tar.gz" <<'EOF' || fail "pack --json: $(cat "$T/out")"
+import json, os, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o == {"ok": True, "output": sys.argv[2], "members": 15,
+             "directories": 4, "files": 9, "symlinks": 2,
+             "bytes": o["bytes"], "compression": "gzip",
+             "archive_bytes": os.path.getsize(sys.argv[2])}, o
+EOF
+# the forced progress line off a terminal: plain lines, the last one final
+tail -1 "$T/err" | grep -qx 'wsnap: pack: 15/15 members, 0/0 MiB' ||
+	fail "pack --progress: $(cat "$T/err")"
+rc "$W" pack -q -v --progress "$WS" "$T/q.tar"
+expect_rc 0 "pack -q"
+[ -s "$T/err" ] && fail "pack -q wrote to stderr: $(cat "$T/err")"
+rc "$W" pack --json "$WS" -
+expect_rc 2 "pack --json to standard output"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "usage", o' \
+	"$T/out" || fail "pack --json OUT '-': $(cat "$T/out")"
+mkfifo "$WS/fifo"
+rc "$W" pack --json "$WS" "$T/fifo.tar"
+expect_rc 3 "pack --json of a FIFO"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o == {"ok": False, "error": "rejected", "member": "./fifo", "reason": "unsupported member type"}, o' \
+	"$T/out" || fail "pack --json rejection: $(cat "$T/out")"
+rm "$WS/fifo"
+rc "$W" pack --json "$T/no-such-dir" "$T/x.tar"
+expect_rc 4 "pack --json of a missing directory"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "ENOENT", o' \
+	"$T/out" || fail "pack --json I/O error: $(cat "$T/out")"
 
 echo "e2e_diff_pack: ok"

@@ -236,11 +236,44 @@ gone "$ws"
 ws=$work/ws-v$'\xe2\x80\xae'
 mkdir "$ws"
 expect_rc 0 "$W" hydrate -v "$ar" "$ws" >"$work/v.out"
-grep -qF "hydrated '$work/ws-v\\u202e': " "$work/v.out" &&
-	! grep -q $'\xe2\x80\xae' "$work/v.out" ||
-	fail "hydrate -v: $(cat "$work/v.out")"
-expect_rc 0 "$W" unmount "$ws"
+grep -qF "wsnap: hydrate: '$work/ws-v\\u202e': " "$work/stderr" &&
+	! grep -q $'\xe2\x80\xae' "$work/stderr" ||
+	fail "hydrate -v: $(cat "$work/stderr")"
+[ -s "$work/v.out" ] && fail "hydrate -v wrote to stdout: $(cat "$work/v.out")"
+expect_rc 0 "$W" unmount -v "$ws"
+grep -qxF "wsnap: unmount: took down the workspace '$work/ws-v\\u202e'" \
+	"$work/stderr" || fail "unmount -v: $(cat "$work/stderr")"
 gone "$ws"
+
+# --json: the outcome record of hydrate, unmount and their errors
+# (doc/json.md), the paths exact
+expect_rc 0 "$W" hydrate --json -q "$ar" "$ws" >"$work/j.out"
+[ -s "$work/stderr" ] && fail "hydrate -q wrote to stderr: $(cat "$work/stderr")"
+python3 - "$work/j.out" "$ws" <<'EOF' || fail "hydrate --json: $(cat "$work/j.out")"
+import json, os, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o["ok"] is True and o["workspace"] == sys.argv[2], o
+for k in ("archive", "overlay", "upper", "lower", "state", "members",
+          "directories", "implicit_directories", "files", "symlinks",
+          "bytes", "compression"):
+    assert k in o, (k, o)
+assert o["overlay"] in ("kernel", "fuse-overlayfs"), o
+EOF
+expect_rc 4 "$W" hydrate --json "$ar" "$ws" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "EEXIST" and "file" in o, o' \
+	"$work/j.out" || fail "hydrate --json error: $(cat "$work/j.out")"
+expect_rc 0 "$W" unmount --json "$ws" >"$work/j.out"
+python3 - "$work/j.out" "$ws" <<'EOF' || fail "unmount --json: $(cat "$work/j.out")"
+import json, sys
+o = json.load(open(sys.argv[1], encoding="utf-8"))
+assert o == {"ok": True, "workspace": sys.argv[2]}, o
+EOF
+gone "$ws"
+expect_rc 4 "$W" unmount --json "$ws" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and "message" in o, o' \
+	"$work/j.out" || fail "unmount --json error: $(cat "$work/j.out")"
 
 expect_rc 2 "$W" hydrate --overlay bogus "$ar" "$ws"
 expect_rc 2 "$W" hydrate "$ar"

@@ -274,9 +274,15 @@ def compare(archive, mnt, lsjson=None):
 
 def compare_ls(lsjson, mnt, got):
     seen = []
+    end = None
     with open(lsjson, encoding="utf-8") as f:
         for line in f:
             o = json.loads(line, parse_float=decimal.Decimal)
+            if end is not None:
+                fail("ls --json has a record after its outcome")
+            if "ok" in o:
+                end = o
+                continue
             p = o["path"]
             seen.append(p)
             if p not in got:
@@ -299,6 +305,8 @@ def compare_ls(lsjson, mnt, got):
                 fail("%r: ls target %r" % (p, o.get("target")))
             if kind != "symlink" and "target" in o:
                 fail("%r: ls has a target for a %s" % (p, kind))
+    if end is None or end["ok"] is not True or end["records"] != len(seen):
+        fail("ls --json does not end in its outcome record: %r" % (end,))
     if seen != sorted(seen, key=os.fsencode):
         fail("ls --json is not sorted bytewise")
     if set(seen) != set(got):
