@@ -66,7 +66,7 @@ static const struct wsnap_cmd_usage unmount_usage = {
 		"symlink target than in the snapshot: what 'wsnap diff "
 		"ARCHIVE WORKSPACE' lists) is refused with nothing changed: "
 		"'wsnap pack WORKSPACE OUT' keeps them, --discard drops them. "
-		"An upper directory given with 'hydrate --upper DIR' is never "
+		"An upper directory the user gave to hydrate is never "
 		"removed.",
 	.exit_status =
 		"0 unmounted, 2 usage, 4 not mounted, busy or I/O error",
