@@ -7,7 +7,8 @@
  *    or -uz with --lazy. A live daemon sees the unmount and exits; the mount
  *    of a daemon that died (the path answers ENOTCONN) is cleared the same
  *    way. A busy mount is refused by the kernel (EBUSY) with nothing
- *    changed: exit 4, with a hint to --lazy.
+ *    changed: exit 4, with a hint to --lazy. A mountpoint the mount made
+ *    is removed once unmounted (mountpoint.h).
  *  - a hydrated workspace (it has a state directory, hydrate.h): the
  *    overlay, then the snapshot under it, then the state, by
  *    wsnap_hydrate_unmount(); also when the overlay is already gone. Its
@@ -24,6 +25,7 @@
 
 #include "commands.h"
 #include "hydrate.h"
+#include "mountpoint.h"
 #include "mounts.h"
 #include "opts.h"
 
@@ -99,9 +101,17 @@ static enum wsnap_status unmount_path(const char *abs, enum mount_kind kind,
 				      const char *fstype, bool lazy,
 				      struct wsnap_error *err)
 {
+	enum wsnap_status s;
+
 	switch (kind) {
 	case MOUNT_KIND_SNAPSHOT:
-		return wsnap_mounts_fusermount(abs, lazy, err);
+		s = wsnap_mounts_fusermount(abs, lazy, err);
+		/* a mountpoint that 'wsnap mount' made goes too (its
+		 * daemon, if alive, tries the same once it sees the
+		 * unmount) */
+		if (s == WSNAP_OK)
+			wsnap_mountpoint_remove(abs, NULL);
+		return s;
 	case MOUNT_KIND_NONE:
 		return wsnap_error_io(err, 0, abs, "nothing is mounted at");
 	default:

@@ -51,12 +51,9 @@ static void pathf(char *out, const char *a, const char *b)
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char *t = ts_tempdir();
 
 	assert_non_null(f);
-	f->base = realpath(t, NULL);
-	assert_non_null(f->base);
-	free(t);
+	f->base = ts_tempdir_real();
 	pathf(f->ws, f->base, "ws");
 	pathf(f->sd, f->base, ".ws.wsnap");
 	pathf(f->victim, f->base, "victim");
