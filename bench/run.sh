@@ -171,7 +171,7 @@ unmount_fuse() {
 
 unmount_workspace() {
 	local ws=$1
-	is_mounted "$ws" && "$WSNAP" unmount "$ws" >/dev/null 2>&1
+	is_mounted "$ws" && "$WSNAP" unmount --discard "$ws" >/dev/null 2>&1
 	is_mounted "$ws" && umount "$ws" 2>/dev/null
 	sweep_mounts "$(dirname "$ws")"
 }

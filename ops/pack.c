@@ -619,6 +619,10 @@ static int add_filter(struct archive *a, enum wsnap_pack_compress c)
 		return archive_write_add_filter_zstd(a) == ARCHIVE_OK ? 0 : -1;
 	case WSNAP_PACK_XZ:
 		return archive_write_add_filter_xz(a) == ARCHIVE_OK ? 0 : -1;
+	case WSNAP_PACK_BZIP2:
+		return archive_write_add_filter_bzip2(a) == ARCHIVE_OK ? 0 : -1;
+	case WSNAP_PACK_LZ4:
+		return archive_write_add_filter_lz4(a) == ARCHIVE_OK ? 0 : -1;
 	default:
 		return archive_write_add_filter_none(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -857,22 +861,50 @@ enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
 	return s;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static char ascii_lower(char ch)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
+	return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
 }
 
-enum wsnap_pack_compress wsnap_pack_compress_for(const char *out)
+/* Whether s ends with suffix (lowercase), ASCII case ignored in s: not
+ * strcasecmp(), whose idea of case follows the locale. */
+static bool ends_with_nocase(const char *s, const char *suffix)
 {
-	if (ends_with(out, ".tar.gz") || ends_with(out, ".tgz"))
-		return WSNAP_PACK_GZIP;
-	if (ends_with(out, ".tar.zst") || ends_with(out, ".tzst"))
-		return WSNAP_PACK_ZSTD;
-	if (ends_with(out, ".tar.xz") || ends_with(out, ".txz"))
-		return WSNAP_PACK_XZ;
-	return WSNAP_PACK_NONE;
+	size_t n = strlen(s), m = strlen(suffix), i;
+
+	if (n < m)
+		return false;
+	for (i = 0; i < m; i++)
+		if (ascii_lower(s[n - m + i]) != suffix[i])
+			return false;
+	return true;
+}
+
+int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c)
+{
+	static const struct {
+		const char *ext;
+		enum wsnap_pack_compress c;
+	} exts[] = {
+		{".tar", WSNAP_PACK_NONE},   {".tar.gz", WSNAP_PACK_GZIP},
+		{".tgz", WSNAP_PACK_GZIP},   {".tar.bz2", WSNAP_PACK_BZIP2},
+		{".tbz2", WSNAP_PACK_BZIP2}, {".tar.xz", WSNAP_PACK_XZ},
+		{".txz", WSNAP_PACK_XZ},     {".tar.zst", WSNAP_PACK_ZSTD},
+		{".tzst", WSNAP_PACK_ZSTD},  {".tar.lz4", WSNAP_PACK_LZ4},
+	};
+	size_t i;
+
+	if (strcmp(out, "-") == 0) {
+		*c = WSNAP_PACK_NONE;
+		return 0;
+	}
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		if (ends_with_nocase(out, exts[i].ext)) {
+			*c = exts[i].c;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
@@ -881,10 +913,9 @@ int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
 		const char *name;
 		enum wsnap_pack_compress c;
 	} names[] = {
-		{"none", WSNAP_PACK_NONE},
-		{"gzip", WSNAP_PACK_GZIP},
-		{"zstd", WSNAP_PACK_ZSTD},
-		{"xz", WSNAP_PACK_XZ},
+		{"none", WSNAP_PACK_NONE},   {"gzip", WSNAP_PACK_GZIP},
+		{"bzip2", WSNAP_PACK_BZIP2}, {"xz", WSNAP_PACK_XZ},
+		{"zstd", WSNAP_PACK_ZSTD},   {"lz4", WSNAP_PACK_LZ4},
 	};
 	size_t i;
 

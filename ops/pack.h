@@ -33,11 +33,14 @@
 #include "error.h"
 #include "policy.h"
 
+/* Every compression wsnap reads (libarchive's write filters of those). */
 enum wsnap_pack_compress {
 	WSNAP_PACK_NONE,
 	WSNAP_PACK_GZIP,
 	WSNAP_PACK_ZSTD,
 	WSNAP_PACK_XZ,
+	WSNAP_PACK_BZIP2,
+	WSNAP_PACK_LZ4,
 };
 
 /* How far the writing (step 2) is. */
@@ -47,6 +50,14 @@ struct wsnap_pack_progress {
 	uint64_t bytes_done; /* file bytes written */
 	uint64_t bytes_total;
 };
+
+/* The names --compress takes, as its usage line shows them. */
+#define WSNAP_PACK_COMPRESS_NAMES "none|gzip|bzip2|xz|zstd|lz4"
+
+/* The extensions wsnap_pack_compress_for knows, for messages. */
+#define WSNAP_PACK_EXTENSIONS                                                  \
+	".tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst, "      \
+	".tzst or .tar.lz4"
 
 struct wsnap_pack_opts {
 	const struct wsnap_policy *policy;
@@ -77,12 +88,18 @@ struct wsnap_pack_stats {
 };
 
 /*
- * Compression for an output name: '.tar.gz'/'.tgz' gzip, '.tar.zst'/'.tzst'
- * zstd, '.tar.xz'/'.txz' xz, anything else (and '-') none.
+ * The compression an output name asks for, into *c: '.tar' none,
+ * '.tar.gz'/'.tgz' gzip, '.tar.bz2'/'.tbz2' bzip2, '.tar.xz'/'.txz' xz,
+ * '.tar.zst'/'.tzst' zstd, '.tar.lz4' lz4, and '-' (standard output) none.
+ * The extension is matched without regard to ASCII case ('X.TAR.GZ' is
+ * gzip): a name in capitals asks for the same thing. Returns 0, or -1 for
+ * any other name (then OUT needs --compress: 'p.zip', 'p.tar.gz.part',
+ * 'p').
  */
-enum wsnap_pack_compress wsnap_pack_compress_for(const char *out);
+int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c);
 
-/* Parses 'none', 'gzip', 'zstd', 'xz'; returns 0, or -1 for another name. */
+/* Parses a name of WSNAP_PACK_COMPRESS_NAMES; returns 0, or -1 for another
+ * name. */
 int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c);
 
 /*

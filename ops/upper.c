@@ -829,6 +829,12 @@ void wsnap_upper_stats(const struct wsnap_upper *u,
 	*st = u->stats;
 }
 
+uint32_t wsnap_upper_source(const struct wsnap_upper *u,
+			    const struct wsnap_node *n)
+{
+	return source_of(u, n);
+}
+
 void wsnap_upper_free(struct wsnap_upper *u)
 {
 	if (!u)

@@ -109,6 +109,14 @@ void wsnap_upper_stats(const struct wsnap_upper *u,
  */
 void wsnap_upper_diff_side(struct wsnap_upper *u, struct wsnap_diff_side *side);
 
+/*
+ * Where merged node n (of wsnap_upper_index) comes from: the ino of the
+ * lower index node it is, taken whole from the lower layer (so it holds
+ * that node's bytes), or 0 when it lives in the upper directory.
+ */
+uint32_t wsnap_upper_source(const struct wsnap_upper *u,
+			    const struct wsnap_node *n);
+
 /* Frees the view and its index. NULL does nothing. */
 void wsnap_upper_free(struct wsnap_upper *u);
 

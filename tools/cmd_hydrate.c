@@ -439,7 +439,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	made = true;
 	status = make_state(&st, idx, &err);
 	if (status == WSNAP_OK)
-		status = wsnap_mount_snapshot(idx, st.lower, &err);
+		status = wsnap_mount_snapshot(idx, st.archive, st.lower, &err);
 	if (status == WSNAP_OK) {
 		enum wsnap_overlay saved = st.kind;
 

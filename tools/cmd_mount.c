@@ -3,7 +3,10 @@
  *
  * Order: options (exit 2), the FUSE session (libfuse refuses an option:
  * exit 2), the mountpoint (exit 4), the archive validated whole and its
- * index built with data kept (exit 3 or 4), and only then the mount.
+ * index built with data kept (exit 3 or 4), a missing mountpoint made
+ * (mountpoint.h: removed again when the mount fails or, by the daemon or
+ * 'wsnap unmount', once unmounted), and only then the mount. The mount's
+ * source, as findmnt and df show it, is the archive's absolute path.
  *
  * Without -f the command returns only once the mount answers: the
  * filesystem daemon is forked and waited for by wsnap_mount_background
@@ -27,6 +30,8 @@
 #include "commands.h"
 #include "fs.h"
 #include "json.h"
+#include "mountpoint.h"
+#include "mounts.h"
 #include "opts.h"
 #include "snapshot.h"
 
@@ -67,9 +72,11 @@ static const struct wsnap_cmd_usage mount_usage = {
 	.operands = "ARCHIVE MOUNTPOINT",
 	.description =
 		"Validates ARCHIVE and mounts it read-only at MOUNTPOINT (an "
-		"empty directory) with FUSE. Returns once the mount answers; "
-		"the filesystem daemon stays in the background until 'wsnap "
-		"unmount MOUNTPOINT'. Writes fail with EROFS.",
+		"empty directory, made if missing and then removed again at "
+		"unmount) with FUSE, of type fuse.wsnap, its source the "
+		"archive's absolute path (findmnt, df). Returns once the "
+		"mount answers; the filesystem daemon stays in the background "
+		"until 'wsnap unmount MOUNTPOINT'. Writes fail with EROFS.",
 	.exit_status =
 		"0 mounted, 2 usage, 3 archive rejected, 4 I/O error or mount "
 		"failure",
@@ -212,10 +219,12 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 }
 
 /*
- * The mountpoint must be an existing, empty directory. On success *abs is
- * its absolute path (malloc'd): the daemon leaves the working directory.
+ * The mountpoint must be an empty directory, or missing (then *missing is
+ * set: it is made once the archive passed). On success *abs is its
+ * absolute path (malloc'd): the daemon leaves the working directory.
  */
 static enum wsnap_status check_mountpoint(const char *path, char **abs,
+					  bool *missing,
 					  struct wsnap_error *err)
 {
 	enum wsnap_status status = WSNAP_OK;
@@ -223,6 +232,10 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	struct stat st;
 	DIR *d;
 
+	*abs = wsnap_mounts_resolve(path, missing, err);
+	if (!*abs || *missing)
+		return *abs ? WSNAP_OK : err->status;
+	free(*abs);
 	*abs = NULL;
 	if (stat(path, &st) != 0)
 		return wsnap_error_io(err, errno, path, "cannot mount on");
@@ -353,7 +366,9 @@ int wsnap_cmd_mount(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status status;
-	char *mountpoint = NULL;
+	char *mountpoint = NULL, *source = NULL;
+	struct wsnap_fs_id made_id;
+	bool missing = false, made = false;
 	struct wsnap_fs fs;
 	int rc;
 
@@ -366,7 +381,12 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
-	if (wsnap_mount_fuse_args(&fargs, a.fuse_opts) != 0) {
+	/* an archive that cannot be resolved is reported by its reading */
+	source = wsnap_mount_source(a.archive);
+	if (!source)
+		source = strdup(a.archive);
+	if (!source ||
+	    wsnap_mount_fuse_args(&fargs, source, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
 		goto report;
 	}
@@ -377,7 +397,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 	if (status != WSNAP_OK)
 		goto report;
-	status = check_mountpoint(a.mountpoint, &mountpoint, &err);
+	status = check_mountpoint(a.mountpoint, &mountpoint, &missing, &err);
 	if (status != WSNAP_OK)
 		goto report;
 
@@ -388,18 +408,26 @@ int wsnap_cmd_mount(int argc, char **argv)
 		goto report;
 	}
 	status = wsnap_load_index(a.archive, &a.policy, true, &idx, &err);
+	if (status == WSNAP_OK && missing)
+		status = wsnap_mountpoint_make(mountpoint, &made_id, &err);
 	if (status != WSNAP_OK)
 		goto report;
+	made = missing;
 	fs.idx = idx;
 
 	if (a.foreground) {
 		status = serve_foreground(se, &fs, &a, mountpoint, &err);
 	} else {
-		status = wsnap_mount_background(se, &fs, mountpoint, &err);
+		status = wsnap_mount_background(se, &fs, mountpoint,
+						made ? &made_id : NULL, &err);
 		if (status == WSNAP_OK)
 			announce(&a, mountpoint, idx);
 	}
 	se = NULL; /* destroyed by both */
+	/* in the foreground it is unmounted now; a mount that failed is
+	 * not there: the directory made for it goes */
+	if (made && (a.foreground || status != WSNAP_OK))
+		wsnap_mountpoint_remove(mountpoint, &made_id);
 
 report:
 	rc = status == WSNAP_OK
@@ -413,6 +441,7 @@ out:
 	wsnap_index_free(idx);
 	fuse_opt_free_args(&fargs);
 	free(mountpoint);
+	free(source);
 	free(a.cache_dir);
 	free(a.fuse_opts);
 	wsnap_option_list_release(&a.o);

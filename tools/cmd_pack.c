@@ -1,5 +1,5 @@
 /*
- * wsnap pack [POLICY] [--compress none|gzip|zstd|xz] [-v] DIR OUT|-
+ * wsnap pack [POLICY] [--compress none|gzip|bzip2|xz|zstd|lz4] [-v] DIR OUT|-
  *
  * Parses and reports; the work is ops/pack.c. The spec names --skip and
  * --allow-external-symlinks; the other policy options are accepted with
@@ -36,8 +36,8 @@ static int set_compress(const char *cmd, void *target, const char *arg)
 
 	if (wsnap_pack_compress_parse(arg, &c->kind) != 0)
 		return wsnap_usage_error(cmd,
-					 "--compress takes none, gzip, zstd or "
-					 "xz, not '%s'",
+					 "--compress takes none, gzip, bzip2, "
+					 "xz, zstd or lz4, not '%s'",
 					 arg);
 	c->set = true;
 	return 0;
@@ -48,9 +48,10 @@ static int set_compress(const char *cmd, void *target, const char *arg)
 static const struct wsnap_option pack_options[] = {
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_CALLBACK(0, "compress", "none|gzip|zstd|xz",
+	WSNAP_OPT_CALLBACK(0, "compress", WSNAP_PACK_COMPRESS_NAMES,
 			   offsetof(T, compress), set_compress,
-			   "compression, instead of OUT's extension"),
+			   "compression, instead of OUT's extension (needed "
+			   "when OUT has none of those above)"),
 	WSNAP_OPT_END(),
 };
 
@@ -63,10 +64,12 @@ static const struct wsnap_cmd_usage pack_usage = {
 		"(never followed), hardlinks as files, sockets left out; "
 		"FIFOs, devices and symlinks leaving DIR are refused. The "
 		"same tree always gives the same bytes. Compression follows "
-		"OUT's extension (.tar, .tar.gz/.tgz, .tar.zst, .tar.xz) "
-		"unless --compress; '-' is standard output (uncompressed "
-		"unless --compress). OUT is replaced atomically; the result "
-		"is checked under the same options before it is kept.",
+		"OUT's extension, in any case (.tar, .tar.gz/.tgz, "
+		".tar.bz2/.tbz2, .tar.xz/.txz, .tar.zst/.tzst, .tar.lz4); "
+		"another name needs --compress. '-' is standard output "
+		"(uncompressed unless --compress). OUT is replaced "
+		"atomically; the result is checked under the same options "
+		"before it is kept.",
 	.exit_status = "0 ok, 2 usage, 3 refused by the policy, 4 I/O error",
 	.options = pack_options,
 };
@@ -143,8 +146,16 @@ int wsnap_cmd_pack(int argc, char **argv)
 					    "archive)");
 		goto out;
 	}
-	popts.compress =
-		a.compress.set ? a.compress.kind : wsnap_pack_compress_for(out);
+	if (a.compress.set) {
+		popts.compress = a.compress.kind;
+	} else if (wsnap_pack_compress_for(out, &popts.compress) != 0) {
+		rc = wsnap_usage_error(CMD,
+				       "cannot tell the compression from "
+				       "'%s': name it " WSNAP_PACK_EXTENSIONS
+				       ", or give --compress",
+				       out);
+		goto out;
+	}
 	popts.policy = &a.policy;
 	wsnap_progress_begin(&line, true, PROGRESS_FIRST_NS);
 	if (line.on) {

@@ -586,8 +586,8 @@ out:
 	return status;
 }
 
-int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
-			  struct wsnap_error *err)
+int wsnap_hydrate_unmount(const char *abs, unsigned flags,
+			  enum wsnap_status *status, struct wsnap_error *err)
 {
 	struct wsnap_hydrate_state st;
 	int rc = wsnap_hydrate_state_load(&st, abs, err);
@@ -598,7 +598,12 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
 		*status = err->status;
 		return 1;
 	}
-	*status = wsnap_hydrate_teardown(&st, lazy, err);
+	*status = flags & WSNAP_HYDRATE_DISCARD
+			  ? WSNAP_OK
+			  : wsnap_hydrate_keep_changes(&st, err);
+	if (*status == WSNAP_OK)
+		*status = wsnap_hydrate_teardown(
+			&st, (flags & WSNAP_HYDRATE_LAZY) != 0, err);
 	wsnap_hydrate_state_release(&st);
 	return 1;
 }

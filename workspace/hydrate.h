@@ -210,13 +210,47 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err);
 
 /*
+ * The changes the upper directory upper_fd holds over the lower layer,
+ * the directory lower_fd (the snapshot mount, or any directory that is
+ * the lower layer), as hydrate_changes.c defines them (what 'wsnap diff
+ * ARCHIVE WORKSPACE' would list), into *count. fmt says how upper_fd
+ * marks whiteouts, opaque and redirected directories; label names the
+ * workspace in messages, lower_label the lower layer. Neither descriptor
+ * is closed. Errors: WSNAP_IO (a layer that cannot be read),
+ * WSNAP_REJECTED (what no snapshot can hold: a FIFO, a device).
+ */
+enum wsnap_status
+wsnap_hydrate_count_changes(int lower_fd, const char *lower_label, int upper_fd,
+			    enum wsnap_upper_format fmt, const char *label,
+			    uint64_t *count, struct wsnap_error *err);
+
+/*
+ * Whether st may be torn down without losing work: WSNAP_OK when its
+ * upper directory is the user's (--upper DIR, never removed), or its own
+ * and without changes. Else WSNAP_IO with the refusal of cli.md 'wsnap
+ * unmount' (one line: how many paths changed, and the hint to 'wsnap
+ * pack WORKSPACE OUT' or --discard), or, when the changes cannot be
+ * counted (the snapshot not mounted, a layer unreadable), a refusal that
+ * says why. Nothing is changed.
+ */
+enum wsnap_status
+wsnap_hydrate_keep_changes(const struct wsnap_hydrate_state *st,
+			   struct wsnap_error *err);
+
+enum wsnap_hydrate_unmount_flags {
+	WSNAP_HYDRATE_LAZY = 1 << 0,	/* detach busy mounts */
+	WSNAP_HYDRATE_DISCARD = 1 << 1, /* drop the changes of an own upper */
+};
+
+/*
  * 'wsnap unmount' of a path: when it is a hydrated workspace (it has a
  * state directory), tears it down and returns 1 with *status set; returns
  * 0 when it is not one (the caller handles the path), with *status
- * untouched.
+ * untouched. Without WSNAP_HYDRATE_DISCARD, a workspace whose own upper
+ * directory holds changes is refused first (wsnap_hydrate_keep_changes).
  */
-int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
-			  struct wsnap_error *err);
+int wsnap_hydrate_unmount(const char *abs, unsigned flags,
+			  enum wsnap_status *status, struct wsnap_error *err);
 
 /*
  * Side B of 'wsnap diff ARCHIVE WORKSPACE' computed from the upper

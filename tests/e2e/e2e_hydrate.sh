@@ -8,7 +8,8 @@
 # to the same tree and equals byte for byte the pack of an exported copy
 # changed alike; unmount leaves no mount and no state; an unsafe archive and
 # a non-empty workspace are refused; busy, --lazy, --upper kept and reused;
-# daemons killed with SIGKILL are cleared by 'wsnap unmount'.
+# daemons killed with SIGKILL are cleared by 'wsnap unmount'. What unmount
+# refuses to lose is e2e_hydrate_unmount's.
 . "$(dirname "$0")/../lib/hydrate_lib.sh"
 
 # implemented CMD: false while CMD is still a stub on main
@@ -16,20 +17,6 @@ implemented() {
 	local out
 	out=$("$W" "$@" 2>&1) || true
 	case $out in *"not implemented yet"*) return 1 ;; esac
-}
-
-type_at() { awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); t = $(i + 1) }
-	END { print t }' /proc/self/mountinfo; }
-mounts_under() { awk -v w="$1" 'index($5, w) == 1' /proc/self/mountinfo |
-	wc -l; }
-
-# gone WS: no mount at the workspace nor in its state directory, no state
-gone() {
-	local st
-	st=$(state_of "$1")
-	! is_mounted "$1" || fail "$1 still mounted"
-	[ "$(mounts_under "$st")" = 0 ] || fail "mounts left under $st"
-	[ ! -e "$st" ] || fail "state left: $(ls -A "$st")"
 }
 
 # The changes of the test, applied alike to a workspace and to an
@@ -91,10 +78,7 @@ if [ $have_ls = 1 ]; then
 fi
 
 for kind in $kinds; do
-	fstype=overlay
-	[ $kind = fuse ] && fstype=fuse.fuse-overlayfs
-	ws=$work/ws-$kind
-	st=$(state_of "$ws")
+	use_kind $kind
 
 	# ---- hydrate: the workspace reads like the archive ----
 	expect_rc 0 "$W" hydrate --overlay $kind "$ar" "$ws"
@@ -140,13 +124,13 @@ for kind in $kinds; do
 	busy=$!
 	bg_pids+=("$busy")
 	sleep 0.3
-	expect_rc 4 "$W" unmount "$ws"
+	expect_rc 4 "$W" unmount --discard "$ws"
 	grep -q "busy" "$work/stderr" || fail "$kind: busy: $(cat "$work/stderr")"
 	[ "$(type_at "$ws")" = $fstype ] && [ -f "$st/state" ] &&
 		[ "$(type_at "$st/lower")" = fuse.wsnap ] ||
 		fail "$kind: a refused unmount changed something"
 	[ -f "$ws/new.txt" ] || fail "$kind: workspace lost after a refusal"
-	expect_rc 0 "$W" unmount --lazy "$ws"
+	expect_rc 0 "$W" unmount --lazy --discard "$ws"
 	gone "$ws"
 	kill "$busy" 2>/dev/null || true
 	wait "$busy" 2>/dev/null || true

@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "capture.h"
+#include "support.h"
 #include "commands.h"
 #include "json.h"
 #include "opts.h"
@@ -864,6 +866,47 @@ static void test_cli_version_lines(void **state)
 	assert_true(n >= 4); /* and at least one compression library */
 }
 
+/*
+ * 'wsnap pack DIR p.zip' wrote a plain tar and exited 0.
+ * An OUT whose name asks for no compression wsnap writes is a usage error
+ * naming the extensions, with nothing read nor written; --compress makes
+ * any name fine.
+ */
+static void test_cli_pack_out_needs_known_extension(void **state)
+{
+	char *d = ts_tempdir();
+	char *zip = malloc(strlen(d) + 16), *dir = malloc(strlen(d) + 16);
+	char *a1[] = {"pack", dir, zip, NULL};
+	char *a2[] = {"pack", "--compress", "gzip", dir, zip, NULL};
+	char *a3[] = {"pack", "--compress", "rar", dir, zip, NULL};
+	char want[512];
+	struct ts_capture c;
+
+	snprintf(dir, strlen(d) + 16, "%s/d", d);
+	snprintf(zip, strlen(d) + 16, "%s/p.zip", d);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 3, a1, &c), 2);
+	snprintf(want, sizeof(want),
+		 "wsnap: pack: cannot tell the compression from '%s': name it "
+		 ".tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, "
+		 ".tar.zst, .tzst or .tar.lz4, or give --compress (see 'wsnap "
+		 "pack --help')\n",
+		 zip);
+	assert_string_equal(c.stderr_text, want);
+	assert_int_equal(access(zip, F_OK), -1);
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 5, a3, &c), 2);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: pack: --compress takes none, gzip, bzip2, "
+			    "xz, zstd or lz4, not 'rar' (see 'wsnap pack "
+			    "--help')\n");
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 5, a2, &c), 0);
+	assert_int_equal(access(zip, F_OK), 0);
+	ts_rmtree(d);
+	free(d);
+	free(zip);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -890,6 +933,7 @@ int main(void)
 		cmocka_unit_test(test_cli_edit_distance),
 		cmocka_unit_test(test_cli_did_you_mean),
 		cmocka_unit_test(test_cli_version_lines),
+		cmocka_unit_test(test_cli_pack_out_needs_known_extension),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
