@@ -52,7 +52,7 @@ for kind in $kinds; do
 		fail "$kind: git apply: $(cat "$work/apply.out")"
 	expect_rc 0 "$W" diff "$x" "$ws" >"$work/left"
 	[ ! -s "$work/left" ] || fail "$kind: not the workspace: $(cat "$work/left")"
-	expect_rc 0 "$W" unmount "$ws"
+	expect_rc 0 "$W" unmount --discard "$ws"
 	rm -rf "$x"
 done
 echo "PASS: $name ($kinds)"

@@ -65,7 +65,7 @@ for kind in $kinds; do
 		touch "$ws/.wh.new"
 		mkdir "$ws/.wh.d" "$ws/.wh.d/.wh..wh..opq"
 		same_as_full "$ws"
-		expect_rc 0 "$W" unmount "$ws"
+		expect_rc 0 "$W" unmount --discard "$ws"
 		ar=$plain
 		;;
 	fuse)
@@ -97,7 +97,7 @@ for kind in $kinds; do
 			same_as_full "$ws"
 			rm -rf "${ws:?}/${!#}" "$ws/hard"
 		done
-		expect_rc 0 "$W" unmount "$ws"
+		expect_rc 0 "$W" unmount --discard "$ws"
 
 		# 4. a given upper directory with '.wh.' names of its own
 		for setup in "touch .wh.README" "touch .wh." \

@@ -202,7 +202,7 @@ python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is F
 expect_rc 3 "$WSNAP_BIN" mount --json "$work/venv.tar" "$mnt" >"$work/j.out"
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "rejected" and o["member"] == ".venv/bin/python3" and o["hint"].startswith("--allow-external-symlinks "), o' \
 	"$work/j.out" || fail "mount --json rejection: $(cat "$work/j.out")"
-expect_rc 4 "$WSNAP_BIN" mount --json "$work/snap.tar" "$work/missing" >"$work/j.out"
+expect_rc 4 "$WSNAP_BIN" mount --json "$work/snap.tar" "$work/missing/mnt" >"$work/j.out"
 python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "ENOENT", o' \
 	"$work/j.out" || fail "mount --json io error: $(cat "$work/j.out")"
 expect_rc 2 "$WSNAP_BIN" mount --json -o uid=abc "$work/snap.tar" "$mnt" >"$work/j.out"

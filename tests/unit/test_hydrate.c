@@ -433,7 +433,7 @@ static uint64_t count(struct fx *f, enum wsnap_status want)
 	ufd = open(u, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(lfd >= 0 && ufd >= 0);
 	wsnap_error_clear(&err);
-	assert_int_equal(wsnap_hydrate_count_changes(lfd, l, ufd,
+	assert_int_equal(wsnap_hydrate_count_changes(lfd, l, ufd, -1,
 						     WSNAP_UPPER_OVERLAYFS,
 						     f->ws, &n, &err),
 			 want);
