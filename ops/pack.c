@@ -36,6 +36,7 @@
 #include "grow.h"
 #include "index.h"
 #include "tree.h"
+#include "array.h"
 
 #define PACK_BUF (256u << 10)
 
@@ -898,7 +899,7 @@ int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c)
 		*c = WSNAP_PACK_NONE;
 		return 0;
 	}
-	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(exts); i++) {
 		if (ends_with_nocase(out, exts[i].ext)) {
 			*c = exts[i].c;
 			return 0;
@@ -919,7 +920,7 @@ int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (strcmp(name, names[i].name) == 0) {
 			*c = names[i].c;
 			return 0;

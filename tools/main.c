@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "suggest.h"
+#include "array.h"
 
 struct command {
 	const char *name;
@@ -26,7 +27,7 @@ static const struct command commands[] = {
 	{"unmount", wsnap_cmd_unmount, "take down a mount or a workspace"},
 };
 
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define NCOMMANDS (ARRAY_SIZE(commands))
 
 static void usage(FILE *f)
 {

@@ -31,6 +31,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include "array.h"
 
 /* ---- numbers ------------------------------------------------------------ */
 
@@ -88,7 +89,7 @@ static bool rd_header_fields_ok(const unsigned char *h)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fields); i++)
 		if (!rd_tar_field_ok(h + fields[i][0], fields[i][1]))
 			return false;
 	return true;

@@ -37,6 +37,7 @@
 #include "index.h"
 #include "policy.h"
 #include "support.h"
+#include "array.h"
 
 /* ---- helpers --------------------------------------------------------- */
 
@@ -724,7 +725,7 @@ static void check_modes(mode_t mask)
 
 	print_message("umask %03o\n", (unsigned)mask);
 	scene_init(&s, false);
-	for (i = 0; i < sizeof(mode_table) / sizeof(mode_table[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(mode_table); i++) {
 		snprintf(name, sizeof(name), "m%05o", mode_table[i].mode);
 		ts_add_file(a, name, mode_table[i].mode, "data", 4);
 	}
@@ -735,7 +736,7 @@ static void check_modes(mode_t mask)
 	old = umask(mask);
 	expect_ok(export(idx, s.dest, &err), &err);
 	umask(old);
-	for (i = 0; i < sizeof(mode_table) / sizeof(mode_table[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(mode_table); i++) {
 		snprintf(name, sizeof(name), "m%05o", mode_table[i].mode);
 		assert_file(s.dest, name, "data", mode_table[i].want);
 	}

@@ -18,6 +18,7 @@
 #include "fs.h"
 #include "index.h"
 #include "support.h"
+#include "array.h"
 
 #define BIG_LEN (3u << 20) /* spans several reads of 128 KiB */
 #define UID	1234
@@ -331,8 +332,8 @@ static void test_fs_readdir_lists_dots_then_sorted_children(void **state)
 	assert_int_equal(wsnap_fs_do_opendir(&f->fs, 1), 0);
 	assert_int_equal(wsnap_fs_do_readdir(&f->fs, 1, 0, false, collect, &l),
 			 0);
-	assert_int_equal(l.count, sizeof(want) / sizeof(want[0]));
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	assert_int_equal(l.count, ARRAY_SIZE(want));
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		assert_string_equal(l.names[i], want[i]);
 		assert_int_equal(l.next[i], (off_t)i + 1);
 		assert_int_equal(l.inos[i], 0); /* plain readdir: no lookups */
@@ -458,7 +459,7 @@ static void check_reads(struct fixture *f, bool spliced)
 	assert_memory_equal(buf, f->big + 5, n);
 	assert_false(fd_plan);
 	/* long: spliced from a spill file, else from memory */
-	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
 		n = read_via(f, big, 131072, (off_t)offs[i], buf, &fd_plan);
 		assert_int_equal(n, 131072);
 		assert_memory_equal(buf, f->big + offs[i], n);

@@ -29,6 +29,7 @@
 #include "fstree.h"
 #include "hydrate.h"
 #include "support.h"
+#include "array.h"
 
 #define POLICY_HEX "0123456789abcdef0123456789abcdef"
 #define NOBODY	   65534
@@ -177,7 +178,7 @@ static void test_hydrate_state_dir_writable(void **state)
 
 	assert_int_equal(mkdir(f->sd, 0700), 0);
 	forge_in(f, f->sd, "");
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
 		assert_int_equal(chmod(f->sd, modes[i]), 0);
 		refused(f, f->sd);
 		assert_string_equal(err.reason,
@@ -271,7 +272,7 @@ static void test_hydrate_state_malformed(void **state)
 	pathf(work, f->sd, "work");
 	ft_mkdir(f->sd, "work");
 	ft_put_str(f->sd, "work/mine", "x\n");
-	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(extras); i++) {
 		write_state(f->sd, f->ws, lower, upper, 1, work, extras[i]);
 		refused(f, f->sd);
 		assert_true(exists(f->sd, "work/mine"));

@@ -15,6 +15,7 @@
 #include "escape.h"
 #include "json.h"
 #include "opts.h"
+#include "array.h"
 
 /* A memory stream and what was written to it. */
 struct mem {
@@ -85,7 +86,7 @@ static void test_json_put_escaped_long_equals_whole(void **state)
 	char *s = malloc(len);
 
 	assert_non_null(s);
-	for (f = 0; f < sizeof(fillers) / sizeof(fillers[0]); f++) {
+	for (f = 0; f < ARRAY_SIZE(fillers); f++) {
 		size_t fl = strlen(fillers[f]);
 
 		for (shift = 0; shift < 5; shift++) {

@@ -27,6 +27,7 @@
 #include "mountpoint.h"
 #include "snapshot.h"
 #include "support.h"
+#include "array.h"
 
 static struct wsnap_error err;
 
@@ -69,7 +70,7 @@ static void test_mountpoint_source_escaped(void **state)
 	size_t i;
 	char *got;
 
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		got = parsed_source(paths[i], NULL);
 		assert_string_equal(got, paths[i]);
 		free(got);

@@ -28,6 +28,7 @@
 #include "fstree.h"
 #include "support.h"
 #include "tree.h"
+#include "array.h"
 
 /* ---- helpers ---- */
 
@@ -168,7 +169,7 @@ static void test_pack_members_sorted_with_metadata(void **state)
 	wsnap_policy_init(&p);
 	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
 	n = read_members(fd, m, 32);
-	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(n, ARRAY_SIZE(want));
 	for (i = 0; i < n; i++)
 		assert_string_equal(m[i].name, want[i]);
 	/* the root is a directory, listed first */
@@ -755,7 +756,7 @@ static void test_pack_compress_names(void **state)
 	enum wsnap_pack_compress c;
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		int rc = wsnap_pack_compress_for(names[i].out, &c);
 
 		if (names[i].want < 0) {
@@ -774,7 +775,7 @@ static void test_pack_compress_names(void **state)
 		char all[] = WSNAP_PACK_COMPRESS_NAMES "|";
 		char *w = all, *bar;
 
-		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(order); i++) {
 			bar = strchr(w, '|');
 			assert_non_null(bar);
 			*bar = '\0';

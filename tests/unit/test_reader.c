@@ -27,6 +27,7 @@
 
 #include "reader.h"
 #include "support.h"
+#include "array.h"
 
 /* ---- recording callback ------------------------------------------------- */
 
@@ -413,7 +414,7 @@ static void test_reader_ustar_typeflags(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		bool link = want[i].tf == '1' || want[i].tf == '2';
 
 		ts_add_raw_member(a, want[i].name, want[i].tf, 0640,
@@ -423,7 +424,7 @@ static void test_reader_ustar_typeflags(void **state)
 	tar = ts_archive_finish(a, 1, &len);
 	run_bytes(&run, tar, len, SRC_MEMFD, true);
 	assert_int_equal(run.st, WSNAP_OK);
-	assert_int_equal(run.rec.n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(run.rec.n, ARRAY_SIZE(want));
 	assert_false(run.res.spilled);
 	assert_string_equal(run.res.compression, "none");
 	for (i = 0; i < run.rec.n; i++) {
@@ -692,7 +693,7 @@ static const uint64_t sparse_runs[][2] = {
 	{0, 512},     {4096, 512},  {10000, 1024}, {20000, 1536},
 	{30000, 512}, {40000, 512}, {50000, 1000}, {60000, 0},
 };
-#define SPARSE_N    (sizeof(sparse_runs) / sizeof(sparse_runs[0]))
+#define SPARSE_N    (ARRAY_SIZE(sparse_runs))
 #define SPARSE_SIZE 60000u
 
 static void test_reader_gnu_sparse(void **state)
@@ -871,7 +872,7 @@ static void test_reader_sparse_bad_maps(void **state)
 	unsigned char *tar;
 	struct ts_archive *a;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		a = ts_archive_new();
 		add_gnu_sparse(a, "s", bad[i].size, bad[i].runs, bad[i].n, 0);
 		tar = ts_archive_finish(a, 1, &len);
@@ -905,7 +906,7 @@ static void test_reader_sparse_bad_maps(void **state)
 /* ---- compression, pipes, spill ------------------------------------------ */
 
 static const char *const filters[] = {"gzip", "bzip2", "xz", "zstd", "lz4"};
-#define NFILTERS (sizeof(filters) / sizeof(filters[0]))
+#define NFILTERS (ARRAY_SIZE(filters))
 
 /* Two files, one bigger than any buffer, and a pax header between. */
 static unsigned char *sample_archive(size_t *len, unsigned char **big,
@@ -1438,7 +1439,7 @@ static void test_reader_bad_pax(void **state)
 	unsigned char *tar;
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		size_t vlen =
 			strcmp(bad[i][0], "path") == 0 ? 3 : strlen(bad[i][1]);
 
@@ -1457,7 +1458,7 @@ static void test_reader_bad_pax(void **state)
 			"9 =path\n",
 		};
 
-		for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(bodies); i++) {
 			size_t blen = strlen(bodies[i]);
 
 			if (i == 3)
@@ -1488,7 +1489,7 @@ static void test_reader_bad_pax(void **state)
 			"26 GNU.sparse.numblocks=1\n",
 		};
 
-		for (i = 0; i < sizeof(globals) / sizeof(globals[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(globals); i++) {
 			a = ts_archive_new();
 			add_ext(a, 'g', globals[i], strlen(globals[i]));
 			ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
@@ -1510,7 +1511,7 @@ static void test_reader_good_pax_numbers(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -1547,7 +1548,7 @@ static void test_reader_ambiguous_headers(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -1650,7 +1651,7 @@ static void test_reader_size_without_data(void **state)
 	struct run run;
 	int s;
 
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		tar = size_without_data(&good[i], &len);
 		first = good[i].pax_before;
 		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
@@ -1670,7 +1671,7 @@ static void test_reader_size_without_data(void **state)
 		}
 		free(tar);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = size_without_data(&bad[i], &len);
 		expect_invalid(tar, len);
 		free(tar);
@@ -1805,7 +1806,7 @@ static void test_reader_repeated_extension_headers(void **state)
 		{0},
 	};
 
-	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	expect_invalid_exts(cases, ARRAY_SIZE(cases));
 	/* one of each kind is fine */
 	expect_exts_names(one_each, "long-name", "long-target");
 }
@@ -1834,7 +1835,7 @@ static void test_reader_two_name_sources(void **state)
 		{0},
 	};
 
-	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	expect_invalid_exts(cases, ARRAY_SIZE(cases));
 	expect_exts_names(path_first, "n", NULL);
 }
 
@@ -2060,7 +2061,7 @@ static void test_reader_negative_pax_mtime(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		int global;
 
 		for (global = 0; global < 2; global++) {
@@ -2145,8 +2146,8 @@ static void test_reader_number_fields_as_tarfile(void **state)
 	unsigned char *tar;
 	size_t f, v, len;
 
-	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
-		for (v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (v = 0; v < ARRAY_SIZE(vals); v++) {
 			/* sizes other than 1 would misplace the data */
 			if (fields[f][0] == WSNAP_TAR_OFF(size) &&
 			    (vals[v].ok || vals[v].v[0] == '\x81'))
@@ -2219,7 +2220,7 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -2313,7 +2314,7 @@ static void test_reader_pax_sparse_formats(void **state)
 	assert_int_equal(run.rec.m[0].runs[0].offset, 8192);
 	run_release(&run);
 	free(tar);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = pax_sparse_records(bad[i], NULL, &len);
 		expect_invalid(tar, len);
 		free(tar);
@@ -2383,7 +2384,7 @@ static void test_reader_sparse_gnu_tar(void **state)
 			{whole, 1, 4, true},
 		};
 
-		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(maps); i++) {
 			if (versions[v] < 0) {
 				a = ts_archive_new();
 				add_gnu_sparse(a, "s", maps[i].size,
@@ -2566,7 +2567,7 @@ static void test_reader_extension_bytes(void **state)
 	unsigned char *tar;
 	struct ts_archive *a;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = ext_archive(bad[i].tf, bad[i].body, bad[i].n, bad[i].pad,
 				  &len);
 		expect_invalid(tar, len);
