@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
 # archivemount, side by side in one run, on synthetic snapshots.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the libFuzzer targets: see fuzz_common.h. */
 #include "fuzz_common.h"
 

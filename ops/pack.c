@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pack: a directory into a deterministic pax tar (pack.h).
  *

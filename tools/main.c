@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wsnap: dispatch to one subcommand. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The policy options and the error reporting shared by the subcommands
  * (opts.h).

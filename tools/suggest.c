@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Did-you-mean for subcommands, and the version lines (suggest.h). */
 #include "suggest.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hydrated workspaces (cli.md 'wsnap hydrate'): a snapshot mounted
  * read-only as the lower layer of an overlay whose upper directory takes

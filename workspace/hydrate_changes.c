@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What 'wsnap unmount' of a hydrated workspace would lose (hydrate.h): the
  * changes its own upper directory holds.

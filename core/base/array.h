@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* ARRAY_SIZE: the number of elements of an array (never a pointer). */
 #ifndef WSNAP_ARRAY_H
 #define WSNAP_ARRAY_H

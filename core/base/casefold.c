@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Caseless keys (casefold.h): decompose, order the combining marks, fold,
  * order again.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Escaping of member names and targets (policy.md section 2, cli.md).
  *

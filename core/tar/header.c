@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The header region of a member (header.h): the raw header blocks from the
  * member's header position to its data, walked block by block, with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap check' and 'wsnap ls' against archives made by GNU tar
 # and Python's tarfile: exit codes, exact error lines and hints, --json
 # outputs, the ls listing against an independent Python oracle, escaping of

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: the wsnap program's dispatch, usage and exit codes.
 set -euo pipefail
 : "${WSNAP_BIN:?}" "${WSNAP_SOURCE_DIR:?}"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap pack' and 'wsnap diff' through the program, and the round
 # trips pack -> check -> export -> diff, pack -> mount -> diff.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: symlink targets and names judged for the filesystem they land
 # on (issue 12.3, policy.md 4 and 7.7). 'check' refuses a target that
 # escapes only when names fold; 'export' refuses names that collide, or

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap hydrate' of a rich snapshot, with the kernel's overlayfs
 # (as root) and with fuse-overlayfs: the workspace reads like the archive
 # (and like 'wsnap ls --json'); a file modified, a mode changed, files added,

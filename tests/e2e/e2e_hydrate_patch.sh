@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap diff -p --binary ARCHIVE WORKSPACE' of a workspace
 # hydrated from the rich snapshot (issue 17): after edits, additions,
 # deletions, a mode change, symlink and type changes, a directory renamed

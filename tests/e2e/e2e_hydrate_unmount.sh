@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end regression for issue 15, item 1 (no silent loss): 'wsnap
 # unmount WS' deleted every change of a hydrated workspace without asking.
 # Now a workspace whose own upper directory holds changes is refused: exit

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: the limits of policy.md section 5, through the wsnap program.
 #
 # Each limit is reached with its reason and the member that crossed it

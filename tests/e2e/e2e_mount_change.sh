@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: a mounted archive rewritten in place with the same size and
 # its mtime put back (what 'rsync --inplace -t' does) keeps its size, inode
 # and mtime; only its ctime changes. Issue 12 item 7: such an archive was

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: a mount under faults. The archive truncated, rewritten or
 # deleted after mount; a busy mount refused by unmount and detached by
 # --lazy; a daemon killed with SIGKILL, cleared by 'wsnap unmount' and

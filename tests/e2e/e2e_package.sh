@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian package: 'dpkg-buildpackage -us -uc -b' in a copy of the source
 # tree builds a .deb that passes lintian without errors and holds the
 # program, the mount(8) helper, both man pages, the bash completion and the

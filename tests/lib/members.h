@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Raw members fed straight into the builder, for the policy and index
  * tests: every rule can be exercised without writing an archive.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/index/build.c: the reader and the builder run as a
  * pipeline (batches of members handed between two threads), and the outcome

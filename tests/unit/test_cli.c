@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/opts.c: the policy options (strict numbers, size
  * suffixes, ranges, configured paths) as the parser applies them, error

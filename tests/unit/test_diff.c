@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of ops/diff.c: the comparison of two sides. */
 #include <setjmp.h>
 #include <stdarg.h>

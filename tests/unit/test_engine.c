@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the policy engine (core/policy: engine.c, rules.c,
  * resolve.c) through engine.h: every rule of policy.md sections 3, 4, 5 and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/base/escape.c: repr, bare and JSON escaping of names
  * (policy.md section 2, cli.md).

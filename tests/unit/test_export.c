@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/export.c: safe export (policy.md section 7).
  *

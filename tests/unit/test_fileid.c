@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/base/fileid.c: which changes an identity tells apart,
  * when a ctime is too recent to be trusted, and that a settled identity

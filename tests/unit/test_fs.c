@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the FUSE layer's answers (fs/fs.c): the wsnap_fs_do_*()
  * functions against an index built from an archive made in memory. No

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the state of hydrated workspaces (workspace/hydrate*.c),
  * without any mount.

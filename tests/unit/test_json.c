@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/json.c: escaped names on streams (long ones in
  * pieces), exact time formatting, the JSON line writer, and the summary

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of workspace/mountpoint.c and the source of a snapshot mount
  * (workspace/snapshot.c), without any mount.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of ops/pack.c and the walker of ops/tree.c. */
 #include <setjmp.h>
 #include <stdarg.h>

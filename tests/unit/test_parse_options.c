@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/parse_options.c, on a table of every kind: unknown
  * and ambiguous options, missing and unwanted arguments, '--opt=value' and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/tar/reader.c: every tar flavour and compression, from a
  * seekable memfd and from a pipe, the raw typeflags, data offsets, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/select.c (the PATH operands of ls and export) and of
  * the export of a selection (ops/export.c with opts->select).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/strip.c: prefix stripping (policy.md section 8).
  * Outputs are read back with libarchive (names, attributes, data) and as

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the test-support library (tests/lib): archives built in
  * memory must be what they claim, read back by libarchive itself. */
 #include <archive.h>

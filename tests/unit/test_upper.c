@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/upper.c: the merged view of a hydrated workspace made
  * from the lower index and an upper directory, without an overlay mount.
