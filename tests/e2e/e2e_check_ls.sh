@@ -110,7 +110,7 @@ mk("names.tar", [
     ("esc\x1b[31mred", "file"),
     (fs(b"bad\xff\xfeutf8"), "file"),
     (fs(b"c1\xc2\x85x"), "file"),
-    # issue 12, item 8: names that print like others or reorder the line
+    # Names that print like others or reorder the line
     ("config", "file"),
     ("config\u200b", "file"),
     ("config\u00a0", "file"),

@@ -217,7 +217,7 @@ expect_rc 0 "$W" unmount "$ws"
 gone "$ws"
 [ "$(cat "$ws/mine.txt")" = mine ] || fail "--force: own file lost"
 
-# -v names the paths quoted and escaped like member names (issue 12, item 8)
+# -v names the paths quoted and escaped like member names
 ws=$work/ws-v$'\xe2\x80\xae'
 mkdir "$ws"
 expect_rc 0 "$W" hydrate -v "$ar" "$ws" >"$work/v.out"

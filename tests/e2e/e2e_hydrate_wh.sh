@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end, issue 12 item 6: names that an overlay treats specially.
+# End-to-end: names that an overlay treats specially.
 # fuse-overlayfs takes every name that starts with '.wh.' for a whiteout or
 # an opaque marker ('.wh.foo' hid foo, '.wh.dir' hid dir, a bare '.wh.'
 # emptied the root), and the fast 'wsnap diff ARCHIVE WORKSPACE' said

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# End-to-end regression for issue 15, item 4: findmnt and df showed every
+# End-to-end regression: findmnt and df showed every
 # mount as 'wsnap', so nobody could tell which archive was mounted where,
 # and a missing mountpoint was an error. Now a mount's source is the
 # archive's absolute path (a comma, a space or a backslash in it kept) in

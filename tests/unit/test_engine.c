@@ -616,7 +616,7 @@ static void test_engine_walk_parent_through_symlink(void **state)
 }
 
 /*
- * Issue 12.3: the walk compared names byte for byte only, so this pair
+ * The walk compared names byte for byte only, so this pair
  * passed, and exported onto a case-insensitive directory 'S' is 's' and
  * 'link' leads two levels above the root.
  */
@@ -805,7 +805,7 @@ static void test_engine_limit_implicit_dirs(void **state)
 /*
  * [wsnap] The index size (--max-index-size): every entry a member adds is
  * charged (index_impl.h), at N allowed, at N + 1 not. 50,000 symlinks with
- * 4 KB paths and targets took 600 MB (issue 12).
+ * 4 KB paths and targets took 600 MB.
  */
 static void test_engine_limit_index_size(void **state)
 {
@@ -888,7 +888,7 @@ static void test_engine_limit_index_deep_names(void **state)
 /*
  * [wsnap] Extension headers count against --max-total-size with file data
  * (what a spill file stores): 1000 members with 500 KB pax comments spilled
- * 500 MB under --max-total-size 0 (issue 12). Root entries count their
+ * 500 MB under --max-total-size 0. Root entries count their
  * extension headers too; skipped members count nothing.
  */
 static void test_engine_limit_total_size_ext_bytes(void **state)

@@ -107,7 +107,7 @@ static void test_escape_repr_matches_python(void **state)
 }
 
 /*
- * Issue 12, item 8: names that print like other names or reorder the line
+ * Names that print like other names or reorder the line
  * (U+00A0, U+200B, U+202E, U+2028) came out raw. Python's repr escapes
  * every code point that str.isprintable() rejects, and so does wsnap.
  * Checked against CPython 3.11 (Unicode 14.0.0).

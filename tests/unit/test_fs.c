@@ -477,7 +477,7 @@ static void check_reads(struct fixture *f, bool spliced)
 }
 
 /*
- * Issue 12 item 7: a reply spliced from the archive hands the kernel
+ * A reply spliced from the archive hands the kernel
  * references to the archive's pages, which whoever may write the archive
  * can change after the check and before the reader gets them. The archive
  * itself is read into memory and checked after the read.
@@ -555,7 +555,7 @@ static void test_fs_read_of_rewritten_archive_is_eio(void **state)
 }
 
 /*
- * Issue 12 item 7: rewritten in place with the same size and the mtime put
+ * Rewritten in place with the same size and the mtime put
  * back (rsync --inplace -t), the archive kept its size, inode and mtime, and
  * the check served the new bytes. Only its ctime tells: every read, long or
  * short, is EIO.

@@ -3,7 +3,7 @@
  * Unit tests of the state of hydrated workspaces (workspace/hydrate*.c),
  * without any mount.
  *
- * Regression (issue 12, item 1): 'wsnap unmount WS' trusted the state file
+ * Regression: 'wsnap unmount WS' trusted the state file
  * in '.WS.wsnap' wholesale and removed the trees its 'work' and 'upper'
  * lines named, so that anyone able to make an entry beside the workspace
  * (a sticky /tmp, a shared directory) made root's unmount delete any tree;
@@ -420,7 +420,7 @@ static void test_hydrate_rollback_state_dir_replaced(void **state)
 	wsnap_hydrate_state_release(&st);
 }
 
-/* ---- what unmount would lose (issue 15, item 1) ---- */
+/* ---- what unmount would lose ---- */
 
 /* The changes of upper over lower, both plain directories under base. */
 static uint64_t count(struct fx *f, enum wsnap_status want)

@@ -3,7 +3,7 @@
  * Unit tests of workspace/mountpoint.c and the source of a snapshot mount
  * (workspace/snapshot.c), without any mount.
  *
- * Regression (issue 15, item 4): every mount showed 'wsnap' as its source,
+ * Regression: every mount showed 'wsnap' as its source,
  * and a missing mountpoint was an error. The source option must reach
  * libfuse as the exact path (commas and backslashes in it too); a made
  * mountpoint is removed only when its marker is trusted and names that

@@ -792,7 +792,7 @@ static void test_pack_compress_names(void **state)
 }
 
 /*
- * Issue 15, item 2: 'p.tar.bz2' and 'p.tar.lz4' were written as plain
+ * 'p.tar.bz2' and 'p.tar.lz4' were written as plain
  * tars. Packed by name, each is its compression (magic bytes) and reads
  * back through the index builder, which names the compression.
  */

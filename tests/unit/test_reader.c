@@ -1611,7 +1611,7 @@ static unsigned char *size_without_data(const struct size_case *c, size_t *len)
 }
 
 /*
- * Bug (issue 12, item 10): a ustar directory with a size field and no data
+ * Bug: a ustar directory with a size field and no data
  * (CPython's testtar.tar, 'ustar/dirtype-with-size') was an invalid
  * stream, though tarfile, GNU tar and bsdtar all read it and the members
  * after it alike: none of them skips a directory's data. The same holds
@@ -1881,7 +1881,7 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	expect_invalid(tar, len);
 	free(tar);
 	/* libarchive joins the prefix under "ustar" and any byte but GNU's,
-	 * GNU tar only under "ustar\0" (issue 12, item 2) */
+	 * GNU tar only under "ustar\0" */
 	tar = prefixed_member("ustarX00", "etc", NULL, &len);
 	expect_invalid(tar, len);
 	free(tar);
@@ -2108,7 +2108,7 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
  * and end the archive there, silently (the members after it are
  * libarchive's alone); "1_0", "0o10", "+10" it reads as numbers
  * libarchive does not see. Every number field of every header block.
- * And (issue 12, item 2) GNU tar skips a leading NUL: "\0" "0001000" in
+ * And GNU tar skips a leading NUL: "\0" "0001000" in
  * a size field is 512 bytes of data to it, none to the others.
  */
 static void test_reader_number_fields_as_tarfile(void **state)
@@ -2343,7 +2343,7 @@ static unsigned char *gnu_sparse_cleared(const uint64_t (*runs)[2], size_t n,
 }
 
 /*
- * Bug (issue 12, item 2; found by GNU tar in fuzz/tarfile_diff.py): GNU
+ * Bug (found by GNU tar in fuzz/tarfile_diff.py): GNU
  * tar extracts sparse files otherwise than libarchive and tarfile read
  * them. It reads each run's data from blocks of its own, so a run with
  * data that ends inside a block shifts the runs after it (and a header
@@ -2527,7 +2527,7 @@ static void expect_ext_name(char tf, const void *body, size_t n,
 }
 
 /*
- * Bug (issue 12, item 2): libarchive, and so wsnap, reads exactly the
+ * Bug: libarchive, and so wsnap, reads exactly the
  * size's bytes of a pax or GNU long name body; tarfile parses the whole
  * padded blocks and GNU tar reads a long name up to its first NUL. A
  * record in the padding ("path=../x", "size=0") or a long name without
@@ -2666,7 +2666,7 @@ static void test_reader_header_region_is_bounded(void **state)
 /*
  * Each member reports the bytes of its extension headers (ext_bytes), which
  * the policy counts against --max-total-size: 1000 members with 500 KB pax
- * comments spilled 500 MB under --max-total-size 0 (issue 12).
+ * comments spilled 500 MB under --max-total-size 0.
  */
 static void test_reader_ext_bytes(void **state)
 {
@@ -2730,7 +2730,7 @@ static unsigned char *trailing_archive(size_t n, int fill, size_t *len)
 
 /*
  * Work after the end marker is bounded: 3 KB of bzip2 decode to gigabytes
- * of zeros (issue 12). At most WSNAP_READER_MAX_TRAILING_BYTES may follow
+ * of zeros. At most WSNAP_READER_MAX_TRAILING_BYTES may follow
  * the marker, plain or compressed, from a file or a pipe; one more byte and
  * the stream is invalid (its trailer is never reached).
  */
@@ -2811,9 +2811,9 @@ static void xz_set_dict(unsigned char *c, size_t clen, unsigned char props)
 
 /*
  * xz runs with a memory limit: a block header may declare a 4 GiB
- * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB,
- * issue 12). A 128 MiB dictionary (props 30) is within
- * WSNAP_READER_XZ_MEMLIMIT, the next size (192 MiB, props 31) is not.
+ * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB). A 128
+ * MiB dictionary (props 30) is within WSNAP_READER_XZ_MEMLIMIT, the next size
+ * (192 MiB, props 31) is not.
  */
 static void test_reader_xz_memory_limit(void **state)
 {
