@@ -5,6 +5,9 @@
  * reporting (the policy format, hint lines, I/O messages, the --json
  * objects) and usage errors, also those of a subcommand's command line;
  * the common options; did-you-mean and the version lines.
+ *
+ * Over 800 lines: one test program per unit (the style guide); the cases
+ * share the in-process runner and output capture here.
  */
 #include <setjmp.h>
 #include <stdarg.h>

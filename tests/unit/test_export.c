@@ -6,6 +6,9 @@
  * destination and a directory 'outside' with one file 'victim': whatever
  * the archive or the destination holds, 'outside' must end up exactly as
  * it started (outside_untouched()).
+ *
+ * Over 800 lines: one test program per unit (the style guide); export's
+ * cases share the destination builders and the racing attackers here.
  */
 #include <archive.h>
 #include <archive_entry.h>

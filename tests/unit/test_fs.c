@@ -3,6 +3,9 @@
  * Unit tests of the FUSE layer's answers (fs/fs.c): the wsnap_fs_do_*()
  * functions against an index built from an archive made in memory. No
  * mount is needed; tests/e2e/e2e_mount*.sh mount for real.
+ *
+ * Over 800 lines: one test program per unit (the style guide); the cases
+ * share the index and reply fixtures here.
  */
 #include <errno.h>
 #include <fcntl.h>

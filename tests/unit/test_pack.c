@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Unit tests of ops/pack.c and the walker of ops/tree.c. */
+/*
+ * Unit tests of ops/pack.c and the walker of ops/tree.c.
+ *
+ * Over 800 lines: one test program per unit (the style guide); pack's and
+ * the walker's cases share the tree builders here.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
