@@ -262,12 +262,19 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 			"bytes, or could not be kept",
 			(long long)hp, (unsigned)WSNAP_READER_MAX_HEADER_BYTES);
 	if (!wsnap_tar_scan_region(r->win + (hp - (int64_t)r->win_off),
-				   (size_t)(fb - hp), &r->global, &s))
+				   (size_t)(fb - hp), &r->global, &s)) {
+		if (s.why)
+			return wsnap_reader_invalid(
+				r, "pax record '%.*s' of member '%.*s' %s",
+				s.why_key_len > 64 ? 64 : (int)s.why_key_len,
+				(const char *)s.why_key, WSNAP_READER_NAME_MAX,
+				name ? name : "", s.why);
 		return wsnap_reader_invalid(
 			r,
 			"malformed or ambiguous headers of member '%.*s' at "
 			"byte %lld",
 			WSNAP_READER_NAME_MAX, name ? name : "", (long long)hp);
+	}
 	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
 		return wsnap_reader_invalid(
 			r, "no name or a bad size in the header at byte %lld",

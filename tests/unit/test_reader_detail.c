@@ -163,6 +163,21 @@ static void test_detail_differential(void **state)
 	free(tar);
 }
 
+static void test_detail_pax_record(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char *tar;
+	size_t len;
+
+	ts_add_raw_member(a, "PaxHeaders/x", 'x', 0644, "12 mtime=ab\n", 12,
+			  NULL);
+	ts_add_raw_member(a, "x", '0', 0644, "data", 4, NULL);
+	tar = ts_archive_finish(a, 1, &len);
+	expect_detail(tar, len,
+		      "pax record 'mtime' of member 'x' is not a number");
+	free(tar);
+}
+
 /* No detail where the stream was fine: a good archive, a policy
  * rejection of one of its members. */
 static void test_detail_only_for_invalid_streams(void **state)
@@ -189,6 +204,7 @@ int main(void)
 		cmocka_unit_test(test_detail_checksum),
 		cmocka_unit_test(test_detail_compressed),
 		cmocka_unit_test(test_detail_differential),
+		cmocka_unit_test(test_detail_pax_record),
 		cmocka_unit_test(test_detail_only_for_invalid_streams),
 	};
 
