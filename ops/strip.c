@@ -170,7 +170,13 @@ static enum wsnap_status read_failed(struct strip_copy *c)
 	if (c->in.errnum)
 		return wsnap_error_io(c->err, c->in.errnum, NULL,
 				      "cannot read archive data");
-	return wsnap_error_stream(c->err);
+	wsnap_error_stream(c->err);
+	wsnap_error_detail(c->err, "copying member %llu: %s",
+			   (unsigned long long)c->members + 1,
+			   archive_error_string(c->ar)
+				   ? archive_error_string(c->ar)
+				   : "the archive cannot be read again");
+	return WSNAP_REJECTED;
 }
 
 static enum wsnap_status write_failed(struct strip_copy *c)

@@ -176,6 +176,9 @@ static int progress_off(const char *cmd, void *target, const char *arg)
 	return 0;
 }
 
+/* -v: an error's detail as a second line (wsnap_common_apply). */
+static bool report_detail;
+
 #define C struct wsnap_common
 /* clang-format off */
 const struct wsnap_option wsnap_common_options[] = {
@@ -201,6 +204,7 @@ void wsnap_common_apply(struct wsnap_common *c)
 		c->progress = WSNAP_PROGRESS_OFF;
 	}
 	wsnap_progress_mode_set(c->progress);
+	report_detail = c->verbose;
 }
 
 const char *wsnap_plural(uint64_t n, const char *one, const char *many)
@@ -324,6 +328,8 @@ static void json_error(const struct wsnap_error *err, const char *hint)
 		wsnap_json_cstring(&j, "errno", name);
 	if (hint)
 		wsnap_json_cstring(&j, "hint", hint);
+	if (err->detail[0])
+		wsnap_json_cstring(&j, "detail", err->detail);
 	wsnap_json_end(&j);
 	fflush(stdout);
 }
@@ -347,6 +353,12 @@ int wsnap_report_hint(const struct wsnap_error *err, bool json,
 	} else {
 		fputs("wsnap: ", stderr);
 		put_message(stderr, err);
+		fputc('\n', stderr);
+	}
+	if (report_detail && err->detail[0]) {
+		fputs("wsnap: detail: ", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_BARE, err->detail,
+				  strlen(err->detail));
 		fputc('\n', stderr);
 	}
 	if (hint)

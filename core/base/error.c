@@ -12,6 +12,22 @@ void wsnap_error_clear(struct wsnap_error *err)
 	err->member[0] = '\0';
 	err->reason[0] = '\0';
 	err->truncated = 0;
+	err->detail[0] = '\0';
+}
+
+void wsnap_error_vdetail(struct wsnap_error *err, const char *fmt, va_list ap)
+{
+	if (vsnprintf(err->detail, sizeof(err->detail), fmt, ap) < 0)
+		err->detail[0] = '\0';
+}
+
+void wsnap_error_detail(struct wsnap_error *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	wsnap_error_vdetail(err, fmt, ap);
+	va_end(ap);
 }
 
 static void set_text(struct wsnap_error *err, char *dst, const char *src)

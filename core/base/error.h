@@ -15,6 +15,7 @@
 #ifndef WSNAP_ERROR_H
 #define WSNAP_ERROR_H
 
+#include <stdarg.h>
 #include <stddef.h>
 
 enum wsnap_status {
@@ -28,7 +29,8 @@ enum wsnap_status {
 #define WSNAP_TAR_MEMBER	    "<tar>"
 #define WSNAP_REASON_INVALID_STREAM "invalid tar stream"
 
-#define WSNAP_ERROR_TEXT_MAX 8192
+#define WSNAP_ERROR_TEXT_MAX   8192
+#define WSNAP_ERROR_DETAIL_MAX 256
 
 struct wsnap_error {
 	enum wsnap_status status;
@@ -45,6 +47,13 @@ struct wsnap_error {
 	char member[WSNAP_ERROR_TEXT_MAX];
 	char reason[WSNAP_ERROR_TEXT_MAX];
 	int truncated;
+	/*
+	 * What was wrong and where, for a human (cli.md "Diagnostics": the
+	 * '-v' line and the JSON "detail"); "" if nothing more is known.
+	 * Raw bytes (a member name inside it is raw), NUL-terminated, cut to
+	 * WSNAP_ERROR_DETAIL_MAX - 1 bytes. Never part of the reason.
+	 */
+	char detail[WSNAP_ERROR_DETAIL_MAX];
 };
 
 /* Resets err to status WSNAP_OK with empty texts. */
@@ -61,6 +70,15 @@ enum wsnap_status wsnap_error_reject(struct wsnap_error *err,
 
 /* Records "<tar>": "invalid tar stream"; returns WSNAP_REJECTED. */
 enum wsnap_status wsnap_error_stream(struct wsnap_error *err);
+
+/*
+ * Sets the detail of the error already recorded in err (call it after
+ * wsnap_error_reject and the others, which clear it). Never allocates.
+ */
+void wsnap_error_detail(struct wsnap_error *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void wsnap_error_vdetail(struct wsnap_error *err, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
 
 /*
  * Records an I/O or system error: errnum (0 if none), the path concerned

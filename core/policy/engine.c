@@ -616,8 +616,14 @@ enum wsnap_status wsnap_builder_add(void *builder,
 	enum wsnap_status st;
 
 	b->position++;
-	if (!member_sane(m))
-		return wsnap_error_stream(err);
+	if (!member_sane(m)) {
+		wsnap_error_stream(err);
+		wsnap_error_detail(err,
+				   "member %llu does not hold together (a bad "
+				   "name, link, time or data range)",
+				   (unsigned long long)b->position);
+		return WSNAP_REJECTED;
+	}
 	if (b->policy.strip_prefix) {
 		st = strip_name(b, m, &name, &len, err);
 		if (st != WSNAP_OK)

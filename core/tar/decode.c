@@ -24,8 +24,9 @@
  *    trailer, and what follows it) are still at hand when it ends;
  *  - decoded bytes reach the reader only through wsnap_decoder_next, which
  *    counts them (stream_bytes) and feeds the gzip CRC-32;
- *  - an I/O error is recorded once (wsnap_reader_io); a stream error sets
- *    nothing, so wsnap_reader_fail reports it as an invalid stream.
+ *  - an I/O error is recorded once (wsnap_reader_io); a stream error is
+ *    recorded as an invalid stream with its detail (rd_decoder_invalid),
+ *    which wsnap_reader_fail then passes on.
  */
 #include "tar_private.h"
 
@@ -135,6 +136,45 @@ static la_ssize_t rd_outer_read(struct archive *a, void *ctx, const void **buf)
 	return (la_ssize_t)b->len;
 }
 
+/* The compression the magic at p names, before libarchive said. */
+static const char *rd_magic_name(const unsigned char *p, size_t n)
+{
+	if (n >= 2 && p[0] == 0x1f && p[1] == 0x8b)
+		return "gzip";
+	if (n >= 3 && memcmp(p, "BZh", 3) == 0)
+		return "bzip2";
+	if (n >= 4 && memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0)
+		return "zstd";
+	if (n >= 4 && memcmp(p, "\x04\x22\x4d\x18", 4) == 0)
+		return "lz4";
+	return "compressed";
+}
+
+/* A failure of the decoder: an invalid stream, with what went wrong
+ * (libarchive's message msg, NULL if none) and where in the input. */
+static bool rd_decoder_invalid(struct wsnap_reader *r, const char *msg)
+{
+	const char *c = r->dec.compression;
+	unsigned long long at = (unsigned long long)r->in_pos;
+
+	if (r->io_failed)
+		return false;
+	if (!c)
+		c = rd_magic_name(r->head, r->head_len);
+	r->dec.said = true;
+	/* the raw format bids on anything but nothing */
+	if (msg && strcmp(msg, "Unrecognized archive format") == 0)
+		wsnap_reader_invalid(r, "%s stream that decodes to nothing", c);
+	else if (!msg || strstr(msg, "runcated") || strstr(msg, "premature"))
+		wsnap_reader_invalid(r, "truncated %s stream at byte %llu", c,
+				     at);
+	else
+		wsnap_reader_invalid(r,
+				     "corrupt %s stream before byte %llu: %s",
+				     c, at, msg);
+	return false;
+}
+
 static const char *rd_filter_name(int code)
 {
 	switch (code) {
@@ -174,15 +214,23 @@ static enum wsnap_status rd_outer_open(struct wsnap_reader *r)
 	    archive_read_set_read_callback(a, rd_outer_read) != ARCHIVE_OK ||
 	    archive_read_set_callback_data(a, r) != ARCHIVE_OK)
 		return wsnap_reader_io(r, 0, "cannot set up decompression");
-	if (archive_read_open1(a) != ARCHIVE_OK)
-		return wsnap_reader_fail(r); /* also an empty input */
+	if (archive_read_open1(a) != ARCHIVE_OK) {
+		/* also an empty input (diagnose.c says so) */
+		rd_decoder_invalid(r, archive_error_string(a));
+		return wsnap_reader_fail(r, a);
+	}
 	if (archive_filter_count(a) > 2)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(
+			r, "more than one layer of compression: %s over %s",
+			archive_filter_name(a, 1), archive_filter_name(a, 0));
 	r->dec.compression = rd_filter_name(archive_filter_code(a, 0));
 	if (!r->dec.compression)
-		return wsnap_error_stream(r->err);
-	if (archive_read_next_header(a, &e) != ARCHIVE_OK)
-		return wsnap_reader_fail(r);
+		return wsnap_reader_invalid(r, "unsupported compression: %s",
+					    archive_filter_name(a, 0));
+	if (archive_read_next_header(a, &e) != ARCHIVE_OK) {
+		rd_decoder_invalid(r, archive_error_string(a));
+		return wsnap_reader_fail(r, a);
+	}
 	if (strcmp(r->dec.compression, "gzip") == 0) {
 		r->dec.crc = malloc(sizeof(*r->dec.crc));
 		if (!r->dec.crc)
@@ -228,6 +276,7 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 
 	if (!first)
 		return WSNAP_IO;
+	wsnap_reader_keep_head(r->head, &r->head_len, first->data, first->len);
 	if (first->len >= sizeof(rd_xz_magic) &&
 	    memcmp(first->data, rd_xz_magic, sizeof(rd_xz_magic)) == 0) {
 		st = rd_xz_open(r, first);
@@ -268,8 +317,16 @@ static bool rd_xz_next(struct wsnap_reader *r)
 	}
 	/* LZMA_MEMLIMIT_ERROR, a corrupt or truncated stream, a bad or an
 	 * unknown check, input after the streams that is no padding */
+	if (ret == LZMA_MEMLIMIT_ERROR)
+		return rd_decoder_invalid(r, "needs more memory to decode than "
+					     "the limit");
+	if (ret == LZMA_UNSUPPORTED_CHECK)
+		return rd_decoder_invalid(r, "an unknown integrity check");
+	if (ret == LZMA_DATA_ERROR || ret == LZMA_FORMAT_ERROR ||
+	    ret == LZMA_OPTIONS_ERROR)
+		return rd_decoder_invalid(r, "bad data or check");
 	if (ret != LZMA_OK && ret != LZMA_STREAM_END)
-		return false;
+		return rd_decoder_invalid(r, NULL);
 	r->dec.eof = ret == LZMA_STREAM_END;
 	r->pend = x->out;
 	r->pend_len = sizeof(x->out) - x->s.avail_out;
@@ -295,10 +352,13 @@ bool wsnap_decoder_next(struct wsnap_reader *r)
 				break;
 			}
 			if (ret != ARCHIVE_OK)
-				return false;
+				return rd_decoder_invalid(
+					r, archive_error_string(r->dec.outer));
 			r->pend = p;
 			r->pend_len = len;
 		}
+		wsnap_reader_keep_head(r->dhead, &r->dhead_len, r->pend,
+				       r->pend_len);
 		r->stream_bytes += r->pend_len;
 		if (r->dec.crc)
 			rd_crc_update(r->dec.crc, r->pend, r->pend_len);
@@ -363,6 +423,15 @@ static bool rd_gzip_trailer_ok(struct wsnap_reader *r, uint64_t used)
 	       rd_le32(t + 4) == (uint32_t)r->stream_bytes;
 }
 
+static enum wsnap_status rd_after_stream(struct wsnap_reader *r, uint64_t used)
+{
+	return wsnap_reader_invalid(r,
+				    "data that is not zero padding after the "
+				    "%s stream, which ends at byte %llu",
+				    r->dec.compression,
+				    (unsigned long long)used);
+}
+
 /*
  * After the decoded stream ended: only zero padding may follow a stream
  * libarchive decoded (liblzma checks xz's own padding), and the gzip
@@ -378,7 +447,8 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 	/* bytes the decompressor took from the input */
 	used = archive_filter_bytes(r->dec.outer, -1);
 	if (used < 0 || (uint64_t)used > r->in_pos)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(r, "%s stream of unknown length",
+					    r->dec.compression);
 	for (i = 0; i < 2; i++) {
 		const struct wsnap_reader_outbuf *b = &r->obuf[i];
 		uint64_t from =
@@ -387,12 +457,19 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 		if (b->len && from < b->off + b->len &&
 		    !wsnap_tar_all_zero(b->data + (from - b->off),
 					(size_t)(b->off + b->len - from)))
-			return wsnap_error_stream(r->err);
+			return rd_after_stream(r, (uint64_t)used);
 	}
 	if ((uint64_t)used < r->obuf[0].off && (uint64_t)used < r->obuf[1].off)
-		return wsnap_error_stream(r->err); /* cannot check: refuse */
+		return rd_after_stream(r, (uint64_t)used); /* cannot check */
 	if (r->dec.crc && !rd_gzip_trailer_ok(r, (uint64_t)used))
-		return r->io_failed ? WSNAP_IO : wsnap_error_stream(r->err);
+		return r->io_failed
+			       ? WSNAP_IO
+			       : wsnap_reader_invalid(
+					 r,
+					 "gzip trailer (CRC-32 and length) "
+					 "does not match the data, at byte "
+					 "%llu",
+					 (unsigned long long)used - 8);
 	for (;;) {
 		const struct wsnap_reader_outbuf *b = rd_input_chunk(r);
 
@@ -401,7 +478,7 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 		if (b->len == 0)
 			return WSNAP_OK;
 		if (!wsnap_tar_all_zero(b->data, b->len))
-			return wsnap_error_stream(r->err);
+			return rd_after_stream(r, (uint64_t)used);
 	}
 }
 

@@ -264,9 +264,9 @@ static bool rd_key_in(const unsigned char *k, size_t n, const char *const *list)
  * offsets must be plain non-negative decimals within int64; times may be
  * negative; names must not hold NUL.
  */
-static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
-			const unsigned char *k, size_t kn,
-			const unsigned char *v, size_t vn)
+static const char *rd_pax_attr(struct wsnap_tar_pax *px, bool global,
+			       const unsigned char *k, size_t kn,
+			       const unsigned char *v, size_t vn)
 {
 	static const char *const numbers[] = {
 		"uid",
@@ -291,24 +291,26 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 
 	if (global && kn >= sizeof(sparse) - 1 &&
 	    memcmp(k, sparse, sizeof(sparse) - 1) == 0)
-		return false; /* a sparse layout for every member */
+		return "is a sparse layout in a global header";
 	if (rd_key_is(k, kn, "mtime")) {
 		if (!rd_pax_time(v, vn, &px->mtime_sec, &px->mtime_nsec))
-			return false;
+			return "is not a number";
 		px->has_mtime = true;
 	} else if (rd_key_is(k, kn, "size")) {
-		if (global || !rd_dec(v, vn, &num))
-			return false;
+		if (global)
+			return "is in a global header";
+		if (!rd_dec(v, vn, &num))
+			return "is not a number";
 		px->has_size = true;
 		px->size = num;
 	} else if (rd_key_is(k, kn, "GNU.sparse.major")) {
 		/* tarfile compares the text: "01" is no 1.0 to it */
 		if (!rd_key_is(v, vn, "1"))
-			return false;
+			return "is not 1";
 		px->has_major = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.minor")) {
 		if (!rd_key_is(v, vn, "0"))
-			return false;
+			return "is not 0";
 		px->has_minor = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
 		/* libarchive adds the runs of both maps, tarfile keeps the
@@ -317,16 +319,16 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		if (px->n_map++ || !px->has_numblocks ||
 		    !rd_sparse_map_01(v, vn, &px->runs) ||
 		    px->runs.n > px->numblocks)
-			return false;
+			return "is a sparse map tar readers read differently";
 	} else if (rd_key_is(k, kn, "GNU.sparse.size")) {
 		if (!rd_dec(v, vn, &num))
-			return false;
+			return "is not a number";
 		px->has_sparse_size = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.numblocks")) {
 		/* libarchive drops an offset it has not paired yet */
 		if (px->n_offset || px->n_numbytes || px->has_numblocks ||
 		    !rd_dec(v, vn, &px->numblocks))
-			return false;
+			return "is a sparse map tar readers read differently";
 		px->has_numblocks = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.offset")) {
 		/*
@@ -337,34 +339,36 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		 */
 		if (!px->has_numblocks || px->sparse_pending ||
 		    !rd_dec(v, vn, &px->offset))
-			return false;
+			return "is a sparse map tar readers read differently";
 		px->sparse_pending = true;
 		px->n_offset++;
 	} else if (rd_key_is(k, kn, "GNU.sparse.numbytes")) {
 		if (!px->sparse_pending || !rd_dec(v, vn, &num) ||
 		    !rd_run(&px->runs, px->offset, num))
-			return false;
+			return "is a sparse map tar readers read differently";
 		px->sparse_pending = false;
 		px->n_numbytes++;
 	} else if (rd_key_is(k, kn, "SUN.holesdata")) {
-		return false; /* a sparse map libarchive reads, tarfile not */
+		return "is a sparse map libarchive reads, tarfile not";
 	} else if (rd_key_in(k, kn, numbers)) {
 		if (!rd_dec(v, vn, &num))
-			return false;
+			return "is not a number";
 	} else if (rd_key_in(k, kn, times)) {
 		if (!rd_pax_time(v, vn, &sec, &nsec))
-			return false;
+			return "is not a number";
 	} else if (rd_key_in(k, kn, names)) {
 		/*
 		 * A global name would rename every later member in tarfile
 		 * while libarchive ignores global headers: ambiguous.
 		 */
-		if (global || memchr(v, '\0', vn))
-			return false;
+		if (global)
+			return "is a name in a global header";
+		if (memchr(v, '\0', vn))
+			return "holds a NUL";
 		/* an empty value: libarchive keeps the header's name,
 		 * tarfile takes the empty one */
 		if (vn == 0)
-			return false;
+			return "is empty";
 		/*
 		 * libarchive names a member by GNU.sparse.name whatever
 		 * the order, tarfile by the later of it and path. bsdtar
@@ -373,7 +377,7 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		 * tarfile then reports: refused.
 		 */
 		if (rd_key_is(k, kn, "path") && px->has_sparse_name)
-			return false;
+			return "comes after GNU.sparse.name";
 		if (rd_key_is(k, kn, "path"))
 			px->has_path = true;
 		else if (rd_key_is(k, kn, "linkpath"))
@@ -381,7 +385,7 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		else
 			px->has_sparse_name = true;
 	}
-	return true;
+	return NULL;
 }
 
 /*
@@ -394,8 +398,10 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
  * value (the sparse keys, which they do not, are checked on their own).
  */
 static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
-			 struct wsnap_tar_pax *px)
+			 struct wsnap_tar_pax *px, struct wsnap_tar_scan *s)
 {
+	const char *why;
+
 	while (n > 0) {
 		size_t i = 0, len = 0, rest;
 		const unsigned char *key, *eq;
@@ -415,9 +421,14 @@ static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
 		if (!eq || eq == key || *key == ' ' || *key == '\t' ||
 		    memchr(key, '\0', (size_t)(eq - key)))
 			return false;
-		if (!rd_pax_attr(px, global, key, (size_t)(eq - key), eq + 1,
-				 rest - (size_t)(eq - key) - 1))
+		why = rd_pax_attr(px, global, key, (size_t)(eq - key), eq + 1,
+				  rest - (size_t)(eq - key) - 1);
+		if (why) {
+			s->why = why;
+			s->why_key = key;
+			s->why_key_len = (size_t)(eq - key);
 			return false;
+		}
 		p += len;
 		n -= len;
 	}
@@ -707,10 +718,11 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 			else
 				s->n_longlink++;
 		} else if (tf == WSNAP_TAR_PAX_GLOBAL) {
-			if (!rd_pax_parse(body, (size_t)size, true, global))
+			if (!rd_pax_parse(body, (size_t)size, true, global, s))
 				return false;
 		} else if (s->n_pax++ ||
-			   !rd_pax_parse(body, (size_t)size, false, &s->pax) ||
+			   !rd_pax_parse(body, (size_t)size, false, &s->pax,
+					 s) ||
 			   !rd_pax_sparse_agree(&s->pax, body,
 						(size_t)padded)) {
 			return false;

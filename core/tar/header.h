@@ -177,6 +177,11 @@ struct wsnap_tar_scan {
 	struct wsnap_tar_runs runs; /* its sparse map (n 0: none) */
 	struct wsnap_tar_pax pax;   /* the 'x' attributes */
 	unsigned n_pax, n_longname, n_longlink; /* 'x'/'X', 'L', 'K' */
+	/* when the walk failed on a pax record: what is wrong with its
+	 * value (static text), and its key (into the region) */
+	const char *why;
+	const unsigned char *why_key;
+	size_t why_key_len;
 };
 
 /*

@@ -56,15 +56,6 @@ enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
 	return WSNAP_IO;
 }
 
-/* The status of a failed libarchive call: an I/O error a callback met,
- * else an invalid stream. */
-enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r)
-{
-	if (r->io_failed)
-		return WSNAP_IO;
-	return wsnap_error_stream(r->err);
-}
-
 static void rd_progress(struct wsnap_reader *r, uint64_t done)
 {
 	if (!r->opts->progress || done < r->next_progress)
@@ -317,8 +308,18 @@ enum wsnap_status wsnap_reader_inner_open(struct wsnap_reader *r,
 	    archive_read_set_callback_data(a, r) != ARCHIVE_OK)
 		return wsnap_reader_io(r, 0, "cannot set up tar reader");
 	if (archive_read_open1(a) != ARCHIVE_OK)
-		return wsnap_reader_fail(r);
+		return wsnap_reader_fail(r, a);
 	return WSNAP_OK;
+}
+
+static enum wsnap_status rd_trailing(struct wsnap_reader *r, uint64_t tar_end)
+{
+	return wsnap_reader_invalid(
+		r,
+		"more than %llu bytes follow the "
+		"end-of-archive marker at byte %llu",
+		(unsigned long long)WSNAP_READER_MAX_TRAILING_BYTES,
+		(unsigned long long)tar_end);
 }
 
 /*
@@ -337,17 +338,17 @@ enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, uint64_t tar_end)
 
 	if (r->direct)
 		return tar_end > r->size || r->size - tar_end > max
-			       ? wsnap_error_stream(r->err)
+			       ? rd_trailing(r, tar_end)
 			       : WSNAP_OK;
 	r->pend_len = 0;
 	for (;;) {
 		if (tar_end > r->stream_bytes ||
 		    r->stream_bytes - tar_end > max)
-			return wsnap_error_stream(r->err);
+			return rd_trailing(r, tar_end);
 		if (r->dec.eof)
 			break;
 		if (!wsnap_decoder_next(r))
-			return wsnap_reader_fail(r);
+			return wsnap_reader_fail(r, r->dec.outer);
 		r->pend_len = 0;
 	}
 	return wsnap_decoder_finish(r);

@@ -207,6 +207,32 @@ bool wsnap_reader_charset_warning(struct archive *a)
 		       0;
 }
 
+/* A member that libarchive, tarfile and GNU tar would read differently. */
+static enum wsnap_status rd_differ(struct wsnap_reader *r, const char *name,
+				   const char *what)
+{
+	return wsnap_reader_invalid(r,
+				    "tar readers would read member '%.*s' "
+				    "differently: %s",
+				    WSNAP_READER_NAME_MAX, name, what);
+}
+
+/* What differs for data behind a member that is no regular file. */
+static const char *rd_data_what(enum wsnap_raw_type type)
+{
+	switch (type) {
+	case WSNAP_RAW_DIR:
+		return "data on a directory";
+	case WSNAP_RAW_HARDLINK:
+		return "data on a hardlink";
+	case WSNAP_RAW_SYMLINK:
+		return "data on a symlink";
+	default:
+		return "data on a device or FIFO, or a size tarfile does not "
+		       "skip";
+	}
+}
+
 /*
  * Builds the raw member of the entry libarchive just returned, from its
  * header region [hp, fb), and sets *data_end to where tarfile reads the
@@ -230,12 +256,29 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	    (uint64_t)hp < r->win_off ||
 	    (uint64_t)fb > r->win_off + r->win_len ||
 	    (uint64_t)(fb - hp) > WSNAP_READER_MAX_HEADER_BYTES)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(
+			r,
+			"the headers of the member at byte %lld exceed %u "
+			"bytes, or could not be kept",
+			(long long)hp, (unsigned)WSNAP_READER_MAX_HEADER_BYTES);
 	if (!wsnap_tar_scan_region(r->win + (hp - (int64_t)r->win_off),
-				   (size_t)(fb - hp), &r->global, &s))
-		return wsnap_error_stream(r->err);
+				   (size_t)(fb - hp), &r->global, &s)) {
+		if (s.why)
+			return wsnap_reader_invalid(
+				r, "pax record '%.*s' of member '%.*s' %s",
+				s.why_key_len > 64 ? 64 : (int)s.why_key_len,
+				(const char *)s.why_key, WSNAP_READER_NAME_MAX,
+				name ? name : "", s.why);
+		return wsnap_reader_invalid(
+			r,
+			"malformed or ambiguous headers of member '%.*s' at "
+			"byte %lld",
+			WSNAP_READER_NAME_MAX, name ? name : "", (long long)hp);
+	}
 	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(
+			r, "no name or a bad size in the header at byte %lld",
+			(long long)hp);
 
 	memset(m, 0, sizeof(*m));
 	tf = (char)s.main[WSNAP_TAR_OFF(typeflag)];
@@ -251,7 +294,9 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	 */
 	if (m->type == WSNAP_RAW_FILE && m->name_len &&
 	    name[m->name_len - 1] == '/')
-		return wsnap_error_stream(r->err);
+		return rd_differ(r, name,
+				 "a regular file whose name ends in "
+				 "'/'");
 	skip = rd_tarfile_skip(tf, m->type, &s);
 	/*
 	 * But for a regular file (whose size is the logical one),
@@ -259,9 +304,12 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	 * known before the policy sees the member. Where it is not the
 	 * whole story, the position after the skip tells (data_end).
 	 */
-	if (!rd_data_agree(tf, m->type, &s) ||
-	    (m->type != WSNAP_RAW_FILE && (uint64_t)esize != skip))
-		return wsnap_error_stream(r->err);
+	if (!rd_data_agree(tf, m->type, &s))
+		return rd_differ(r, name, rd_data_what(m->type));
+	if (m->type != WSNAP_RAW_FILE && (uint64_t)esize != skip)
+		return rd_differ(r, name,
+				 "libarchive skips other data than "
+				 "tarfile");
 	*data_end = (uint64_t)fb + skip;
 	*data_end += -*data_end & (WSNAP_TAR_BLOCK - 1);
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
@@ -285,7 +333,10 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 		m->size = (uint64_t)esize;
 		if (!rd_sparse_map(r, e, m->size, s.stored - s.map, &s.runs, m))
 			return r->io_failed ? WSNAP_IO
-					    : wsnap_error_stream(r->err);
+					    : rd_differ(r, name,
+							"a sparse map that is "
+							"invalid or does not "
+							"end at the size");
 		break;
 	case WSNAP_RAW_SYMLINK:
 	case WSNAP_RAW_HARDLINK:
@@ -301,7 +352,7 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 		 * (symlink(2) fails with ENOENT): not a readable member.
 		 */
 		if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
-			return wsnap_error_stream(r->err);
+			return rd_differ(r, name, "a symlink without a target");
 		break;
 	default:
 		break;
@@ -328,10 +379,13 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 		 * where tarfile reads the next header */
 		if (!first) {
 			if (archive_read_data_skip(inner) != ARCHIVE_OK)
-				return wsnap_reader_fail(r);
+				return wsnap_reader_fail(r, inner);
 			if ((uint64_t)archive_filter_bytes(inner, 0) !=
 			    data_end)
-				return wsnap_error_stream(r->err);
+				return rd_differ(r, r->last_name,
+						 "libarchive and tarfile end "
+						 "its data at different "
+						 "bytes");
 		}
 		first = false;
 		r->in_header = true;
@@ -342,10 +396,13 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 			return r->io_failed ? WSNAP_IO : WSNAP_OK;
 		if (ret != ARCHIVE_OK && !(ret == ARCHIVE_WARN &&
 					   wsnap_reader_charset_warning(inner)))
-			return wsnap_reader_fail(r);
+			return wsnap_reader_fail(r, inner);
 		st = rd_member(r, inner, e, &m, &data_end);
 		if (st != WSNAP_OK)
 			return st;
+		r->members++;
+		r->next_hdr = data_end;
+		wsnap_reader_keep_name(r, m.name, m.name_len);
 		st = fn(ctx, &m, r->err);
 		if (st != WSNAP_OK)
 			return st;

@@ -50,7 +50,7 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	r->regular = S_ISREG(sb.st_mode);
 	r->size = r->regular && sb.st_size > 0 ? (uint64_t)sb.st_size : 0;
 	if (r->regular && r->size == 0)
-		return wsnap_error_stream(r->err); /* zero bytes */
+		return wsnap_error_stream(r->err); /* zero bytes: explained */
 
 	st = wsnap_decoder_open(r, &compression);
 	if (st != WSNAP_OK)
@@ -71,12 +71,15 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	if (st != WSNAP_OK)
 		return st;
 	if (tar_end < 0)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(r, "tar stream of unknown length");
 	st = wsnap_reader_drain(r, (uint64_t)tar_end);
 	if (st != WSNAP_OK)
 		return st;
 	if (!r->direct && r->stream_bytes == 0)
-		return wsnap_error_stream(r->err);
+		return wsnap_reader_invalid(r,
+					    "%s stream that decodes to "
+					    "nothing",
+					    compression);
 	res->stream_bytes = r->direct ? r->size : r->stream_bytes;
 	res->input_bytes = r->input_bytes;
 	if (r->opts->keep_data) {
@@ -124,6 +127,7 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 	old = uselocale(c_locale);
 
 	st = rd_run(&r, fn, ctx, &res);
+	wsnap_reader_explain(&r, st, res.compression);
 
 	wsnap_reader_input_release(&r);
 	free(r.runs);

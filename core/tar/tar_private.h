@@ -33,6 +33,9 @@
 #include "header.h"
 #include "reader.h"
 
+/* Most bytes of a member name quoted in a detail (diagnose.c). */
+#define WSNAP_READER_NAME_MAX 128
+
 /* An outer (compressed input) client buffer. */
 struct wsnap_reader_outbuf {
 	unsigned char *data;
@@ -53,6 +56,7 @@ struct wsnap_decoder {
 	struct wsnap_reader_crc *crc;
 	bool peeked; /* the outer reader has not had the first chunk yet */
 	bool eof;    /* the decoded stream has ended */
+	bool said;   /* it failed and recorded why (diagnose.c) */
 };
 
 struct wsnap_reader {
@@ -94,6 +98,15 @@ struct wsnap_reader {
 	/* per-member scratch */
 	struct wsnap_sparse_run *runs;
 	size_t runs_cap;
+
+	/* for the detail of an invalid stream (diagnose.c) */
+	unsigned char head[WSNAP_TAR_BLOCK]; /* first input bytes */
+	size_t head_len;
+	unsigned char dhead[WSNAP_TAR_BLOCK]; /* first decoded bytes */
+	size_t dhead_len;
+	uint64_t members;  /* members handed to the callback */
+	uint64_t next_hdr; /* where the next header is due */
+	char last_name[WSNAP_READER_NAME_MAX]; /* the latest member, cut */
 };
 
 /* ---- input.c ------------------------------------------------------------ */
@@ -102,9 +115,37 @@ struct wsnap_reader {
 enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
 				  const char *what);
 
-/* The status of a failed libarchive call: an I/O error a callback met,
- * else an invalid stream. */
-enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r);
+/* ---- diagnose.c --------------------------------------------------------- */
+
+/*
+ * The status of a failed libarchive call on a: an I/O error a callback
+ * met, an invalid stream already recorded (by a decoder), else an invalid
+ * stream whose detail says what the header due next looks like.
+ */
+enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r, struct archive *a);
+
+/* Records an invalid stream with the detail built from fmt; returns
+ * WSNAP_REJECTED. */
+enum wsnap_status wsnap_reader_invalid(struct wsnap_reader *r, const char *fmt,
+				       ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Once the read failed with st: when no member was read, a detail saying
+ * what the input is instead of a tar stream (empty, zip, plain text, a
+ * compression wsnap does not read, compressed data that is no tar).
+ */
+void wsnap_reader_explain(struct wsnap_reader *r, enum wsnap_status st,
+			  const char *compression);
+
+/* Keeps (a cut copy of) the name of the member just read, for a detail. */
+void wsnap_reader_keep_name(struct wsnap_reader *r, const char *name,
+			    size_t len);
+
+/* Keeps the first decoded bytes (n at p) while fewer than a block are
+ * kept. */
+void wsnap_reader_keep_head(unsigned char *dst, size_t *dst_len,
+			    const unsigned char *p, size_t n);
 
 /* Reads up to len bytes of the input at in_pos (pread for a regular file,
  * read otherwise); fills the buffer unless the input ends. Returns the

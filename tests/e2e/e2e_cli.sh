@@ -65,4 +65,39 @@ printf '%s\n' "$err" | grep -qxF "wsnap: hint: did you mean 'wsnap unmount'?" ||
 err=$("$WSNAP_BIN" frobnicate 2>&1 >/dev/null) && fail "accepted"
 [ "$err" = "wsnap: unknown command 'frobnicate' (see 'wsnap --help')" ] ||
 	fail "a far miss suggests: $err"
+
+# Diagnostics (cli.md): the rejection line byte for byte; -v adds one
+# 'wsnap: detail:' line, --json a "detail" field; -q and no -v nothing more.
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+line="wsnap: unsafe tar member '<tar>': invalid tar stream"
+detail() { # FILE WANT-DETAIL
+	local err out
+	err=$("$WSNAP_BIN" check "$1" 2>&1 >/dev/null) && fail "$1 accepted"
+	[ "$err" = "$line" ] || fail "$1 without -v: $err"
+	err=$("$WSNAP_BIN" check -q -v "$1" 2>&1 >/dev/null) && fail "$1 accepted"
+	[ "$err" = "$line" ] || fail "$1 with -q -v: $err"
+	err=$("$WSNAP_BIN" check -v "$1" 2>&1 >/dev/null) && fail "$1 accepted"
+	[ "$err" = "$line"$'\n'"wsnap: detail: $2" ] || fail "$1 with -v: $err"
+	out=$("$WSNAP_BIN" check --json "$1" 2>/dev/null) && fail "$1 accepted"
+	printf '%s\n' "$out" | grep -qF "\"reason\":\"invalid tar stream\",\"detail\":\"$2\"}" ||
+		fail "$1 --json: $out"
+}
+: >"$tmp/empty.tar"
+detail "$tmp/empty.tar" "not an archive: empty file"
+printf 'PK\003\004\024\000\000\000' >"$tmp/a.zip"
+detail "$tmp/a.zip" "not an archive: zip file"
+printf 'hello\nworld\n' >"$tmp/text.tar"
+detail "$tmp/text.tar" "not an archive: plain text"
+printf '\037\235\220hello' >"$tmp/a.tar.Z"
+detail "$tmp/a.tar.Z" "unsupported compression: compress (.Z)"
+printf 'hello\n' | gzip -c >"$tmp/text.tar.gz"
+detail "$tmp/text.tar.gz" \
+	"gzip-compressed data that is not a tar archive (plain text)"
+mkdir "$tmp/d"
+printf 'data' >"$tmp/d/f"
+tar -C "$tmp" --format=ustar -cf "$tmp/good.tar" d/f
+head -c 700 "$tmp/good.tar" >"$tmp/cut.tar"
+detail "$tmp/cut.tar" \
+	"truncated tar stream at byte 700: the data of member 'd/f' ends at byte 1024"
 echo "e2e_cli: ok"

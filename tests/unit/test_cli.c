@@ -307,6 +307,48 @@ static void test_cli_report_stream(void **state)
 					   "invalid tar stream\n");
 }
 
+/* The detail: a second line with -v only (escaped), always in the JSON;
+ * without -v the one line of today, byte for byte. */
+static void test_cli_report_detail(void **state)
+{
+	struct wsnap_common verbose = {.verbose = true}, plain = {0};
+	struct wsnap_error err;
+	struct ts_capture c;
+
+	wsnap_error_stream(&err);
+	wsnap_error_detail(&err, "truncated tar stream at byte %d: member '%s'",
+			   1324, "a\nb");
+	assert_int_equal(report(&err, false, &c), 3);
+	assert_string_equal(c.stderr_text, "wsnap: unsafe tar member '<tar>': "
+					   "invalid tar stream\n");
+	assert_int_equal(report(&err, true, &c), 3);
+	assert_string_equal(c.stderr_text, "wsnap: unsafe tar member '<tar>': "
+					   "invalid tar stream\n");
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"rejected\",\"member\":"
+			    "\"<tar>\",\"reason\":\"invalid tar stream\","
+			    "\"detail\":\"truncated tar stream at byte 1324: "
+			    "member 'a\\u000ab'\"}\n");
+
+	wsnap_common_apply(&verbose);
+	assert_int_equal(report(&err, false, &c), 3);
+	wsnap_common_apply(&plain);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: unsafe tar member '<tar>': invalid tar "
+			    "stream\n"
+			    "wsnap: detail: truncated tar stream at byte 1324: "
+			    "member 'a\\nb'\n");
+	assert_string_equal(c.stdout_text, "");
+
+	/* -q beats -v: no detail line */
+	verbose.quiet = true;
+	wsnap_common_apply(&verbose);
+	assert_int_equal(report(&err, false, &c), 3);
+	wsnap_common_apply(&plain);
+	assert_string_equal(c.stderr_text, "wsnap: unsafe tar member '<tar>': "
+					   "invalid tar stream\n");
+}
+
 /* Every limit's reason gets a hint naming its option; others none. */
 static void test_cli_report_limit_hints(void **state)
 {
@@ -923,6 +965,7 @@ int main(void)
 		cmocka_unit_test(test_cli_report_rejection),
 		cmocka_unit_test(test_cli_report_rejection_json),
 		cmocka_unit_test(test_cli_report_stream),
+		cmocka_unit_test(test_cli_report_detail),
 		cmocka_unit_test(test_cli_report_limit_hints),
 		cmocka_unit_test(test_cli_report_io),
 		cmocka_unit_test(test_cli_report_usage_and_ok),

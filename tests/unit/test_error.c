@@ -53,6 +53,25 @@ static void test_error_io_keeps_errno(void **state)
 	assert_string_equal(err.reason, "cannot write");
 }
 
+/* The detail: set after the error, cut to its buffer, cleared by the next
+ * error. */
+static void test_error_detail(void **state)
+{
+	static char long_text[2 * WSNAP_ERROR_DETAIL_MAX];
+	struct wsnap_error err;
+
+	wsnap_error_stream(&err);
+	assert_string_equal(err.detail, "");
+	wsnap_error_detail(&err, "truncated %s stream at byte %d", "gzip", 40);
+	assert_string_equal(err.detail, "truncated gzip stream at byte 40");
+	assert_string_equal(err.reason, "invalid tar stream");
+	memset(long_text, 'd', sizeof(long_text) - 1);
+	wsnap_error_detail(&err, "%s", long_text);
+	assert_int_equal(strlen(err.detail), WSNAP_ERROR_DETAIL_MAX - 1);
+	wsnap_error_reject(&err, "a", "parent traversal");
+	assert_string_equal(err.detail, "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -60,6 +79,7 @@ int main(void)
 		cmocka_unit_test(test_error_stream_is_tar_member),
 		cmocka_unit_test(test_error_long_member_is_truncated),
 		cmocka_unit_test(test_error_io_keeps_errno),
+		cmocka_unit_test(test_error_detail),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
