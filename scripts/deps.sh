@@ -3,7 +3,7 @@
 # Does nothing when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
-      libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
+      libxxhash-dev libssl-dev libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
       python3-pip fuse-overlayfs psmisc clang clang-format)
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 # tests/e2e/e2e_package.sh builds the Debian package and runs lintian: it is

@@ -53,7 +53,18 @@ struct wsnap_index {
 	ino_t data_ino;
 	off_t data_size;
 	struct timespec data_mtime;
+	/* loaded from a cache entry (indexfile.c): the private mapping the
+	 * tables point into, unmapped instead of freeing them */
+	void *map;
+	size_t map_len;
+	/* loaded from a sidecar (sidecar.c): digests of the data, or NULL */
+	struct wsnap_index_digests *digests;
 };
+
+struct wsnap_index_digests;
+
+/* Frees a digest table (sidecar.c). NULL does nothing. */
+void wsnap_index_digests_free(struct wsnap_index_digests *d);
 
 /*
  * The tree the builder hands over: nodes[id - 1] for ids 1..count, id 1 the
