@@ -251,6 +251,12 @@ int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 	    ext.logical > (uint64_t)off)
 		return EIO;
 	skip = (uint64_t)off - ext.logical;
+	/* an index from a sidecar: its digests first (once per chunk) */
+	if (len >= WSNAP_FS_SPLICE_MIN && ext.physical >= 0 &&
+	    skip < ext.length && ext.length - skip >= len &&
+	    wsnap_index_verify(fs->idx, (uint32_t)ino,
+			       (uint64_t)ext.physical + skip, len) < 0)
+		return EIO;
 	if (len >= WSNAP_FS_SPLICE_MIN && ext.physical >= 0 &&
 	    skip < ext.length && ext.length - skip >= len &&
 	    (uint64_t)ext.physical <= (uint64_t)INT64_MAX - skip - len) {

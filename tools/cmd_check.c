@@ -13,6 +13,7 @@
 
 struct check_args {
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	bool json;
 	bool verbose;
 };
@@ -21,6 +22,7 @@ struct check_args {
 /* clang-format off */
 static const struct wsnap_option check_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_JSON(T, json,
 		       "print the result as one JSON object on stdout"),
 	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
@@ -94,7 +96,8 @@ int wsnap_cmd_check(int argc, char **argv)
 		goto out;
 	}
 	rc = 0;
-	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
+	a.load.verbose = a.verbose;
+	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err)) {
 		rc = wsnap_report(&err, a.json);
 		goto out;
 	}

@@ -21,6 +21,7 @@
 
 struct export_args {
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	bool json;
 	bool verbose;
 };
@@ -39,6 +40,7 @@ static int set_strip_prefix(const char *cmd, void *policy, const char *arg)
 /* clang-format off */
 static const struct wsnap_option export_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_CALLBACK(0, "strip-prefix", "P", offsetof(T, policy),
 			   set_strip_prefix,
 			   "members are relative to P (policy.md section 8)"),
@@ -197,9 +199,12 @@ int wsnap_cmd_export(int argc, char **argv)
 		rc = wsnap_report(&err, a.json);
 		goto out;
 	}
-	reread = S_ISREG(in_st.st_mode);
-	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &idx, &err) !=
-	    WSNAP_OK) {
+	/* (with a sidecar the data is read through the index, whose digests
+	 * are checked on the way) */
+	reread = S_ISREG(in_st.st_mode) && !a.load.index;
+	a.load.verbose = a.verbose;
+	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &a.load, &idx,
+			      &err) != WSNAP_OK) {
 		rc = wsnap_report(&err, a.json);
 		goto out;
 	}

@@ -29,6 +29,7 @@
 
 struct hydrate_args {
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	const char *upper; /* --upper, or NULL */
 	bool force;
 	bool verbose;
@@ -60,6 +61,7 @@ static int set_overlay(const char *cmd, void *target, const char *arg)
 /* clang-format off */
 static const struct wsnap_option hydrate_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_STRING(0, "upper", "DIR", T, upper,
 			 "keep changes in DIR (kept by unmount; a fresh upper "
 			 "directory in the state directory is removed)"),
@@ -368,8 +370,8 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	}
 	status = wsnap_hydrate_archive_id(a.archive, &st.arc, &err);
 	if (status == WSNAP_OK)
-		status = wsnap_load_index(a.archive, &a.policy, true, &idx,
-					  &err);
+		status = wsnap_load_index(a.archive, &a.policy, true, &a.load,
+					  &idx, &err);
 	if (status == WSNAP_OK)
 		status = wsnap_hydrate_archive_id(a.archive, &after, &err);
 	if (status != WSNAP_OK)

@@ -21,6 +21,7 @@
 
 struct ls_args {
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	bool json;
 };
 
@@ -28,6 +29,7 @@ struct ls_args {
 /* clang-format off */
 static const struct wsnap_option ls_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_JSON(T, json,
 		       "one JSON object per line: path, type, mode "
 		       "(\"0755\"), size, mtime (seconds), target (symlinks "
@@ -185,7 +187,7 @@ int wsnap_cmd_ls(int argc, char **argv)
 						  : "missing ARCHIVE");
 		goto out;
 	}
-	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
+	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err)) {
 		rc = wsnap_report(&err, a.json);
 		goto out;
 	}

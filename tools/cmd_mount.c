@@ -26,6 +26,7 @@
 
 struct mount_args {
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	bool foreground;
 	uid_t uid;
 	gid_t gid;
@@ -42,6 +43,7 @@ struct mount_args {
 /* clang-format off */
 static const struct wsnap_option mount_options[] = {
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_BOOL('f', "foreground", T, foreground,
 		       "stay in the foreground until unmounted (Ctrl-C "
 		       "unmounts)"),
@@ -287,7 +289,8 @@ int wsnap_cmd_mount(int argc, char **argv)
 					"cannot use cache_dir");
 		goto report;
 	}
-	status = wsnap_load_index(a.archive, &a.policy, true, &idx, &err);
+	status = wsnap_load_index(a.archive, &a.policy, true, &a.load, &idx,
+				  &err);
 	if (status != WSNAP_OK)
 		goto report;
 	fs.idx = idx;

@@ -2,17 +2,29 @@
  * Opening archives and building their index for the subcommands (opts.h):
  * "-" is standard input, a directory or a terminal is refused, and a large
  * input shows a progress line on a terminal.
+ *
+ * An archive file's index comes from the index cache when an entry for its
+ * identity and the policy is there and intact (core/cache, indexfile.h);
+ * otherwise it is built from the archive and stored there. --no-cache
+ * does neither; --index FILE takes the index from a sidecar, which is
+ * checked as untrusted input. Standard input is never cached. The cache
+ * is an optimisation: when it cannot be used (its directory refused, an
+ * entry damaged, no space to write one) the command goes on as without
+ * it, -v says why.
  */
 #include "opts.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "cache.h"
+#include "indexfile.h"
 #include "json.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
@@ -100,17 +112,19 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	fflush(stderr);
 }
 
-enum wsnap_status wsnap_build_index(int fd, const char *path,
-				    const struct wsnap_policy *policy,
-				    bool keep_data, struct wsnap_index **out,
-				    struct wsnap_error *err)
+/* A build from the archive itself, with the progress line. */
+static enum wsnap_status build_fresh(int fd, const char *path,
+				     const struct wsnap_policy *policy,
+				     bool keep_data, bool progress,
+				     struct wsnap_index **out,
+				     struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
 
 	*out = NULL;
-	if (isatty(STDERR_FILENO)) {
+	if (progress && isatty(STDERR_FILENO)) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
 		clock_gettime(CLOCK_MONOTONIC, &pr.last);
@@ -125,10 +139,245 @@ enum wsnap_status wsnap_build_index(int fd, const char *path,
 	return st;
 }
 
-enum wsnap_status wsnap_load_index(const char *path,
-				   const struct wsnap_policy *policy,
-				   bool keep_data, struct wsnap_index **out,
-				   struct wsnap_error *err)
+/* A -v line: 'wsnap: ' and the text, escaped. */
+static void say(const struct wsnap_load_opts *lo, const char *text)
+{
+	if (!lo || !lo->verbose)
+		return;
+	fputs("wsnap: ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_BARE, text, strlen(text));
+	fputc('\n', stderr);
+}
+
+/* -v, when the cache could not do its part (a command that works prints
+ * nothing): 'wsnap: index cache entry NAME what (why)', why escaped. */
+static void say_entry(const struct wsnap_load_opts *lo, const char *name,
+		      const char *what, const char *why)
+{
+	if (!lo || !lo->verbose)
+		return;
+	fprintf(stderr, "wsnap: index cache entry %s %s", name, what);
+	if (why) {
+		fputs(" (", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_BARE, why, strlen(why));
+		fputc(')', stderr);
+	}
+	fputc('\n', stderr);
+}
+
+/* The index from a sidecar: judged again, its data checked on read. */
+static enum wsnap_status
+load_sidecar(int fd, const struct stat *sb, const struct wsnap_policy *policy,
+	     bool keep_data, const struct wsnap_load_opts *lo,
+	     struct wsnap_index **out, struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ropts = {.keep_data = true};
+	struct wsnap_sidecar *sc = NULL;
+	struct wsnap_index *idx = NULL;
+	enum wsnap_status st;
+	uint64_t stream;
+	int sfd;
+
+	sfd = open(lo->index, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (sfd < 0)
+		return wsnap_error_io(err, errno, lo->index, "cannot open");
+	st = wsnap_sidecar_read(&sc, sfd, lo->index, err);
+	close(sfd);
+	if (st != WSNAP_OK)
+		return st;
+	if (wsnap_sidecar_archive_size(sc) != (uint64_t)sb->st_size) {
+		wsnap_sidecar_free(sc);
+		return wsnap_error_io(err, 0, lo->index,
+				      "index file is for another archive "
+				      "(its size differs)");
+	}
+	stream = strcmp(wsnap_sidecar_compression(sc), "none") == 0
+			 ? (uint64_t)sb->st_size
+			 : wsnap_sidecar_stream_bytes(sc);
+	st = wsnap_sidecar_index(sc, policy, stream, &idx, err);
+	wsnap_sidecar_free(sc);
+	/* reads check the digests against the data descriptor, so a
+	 * sidecar's index always has one (a plain archive is used in place) */
+	if (st == WSNAP_OK && keep_data)
+		st = wsnap_index_attach_archive(idx, fd, &ropts, err);
+	if (st != WSNAP_OK) {
+		wsnap_index_free(idx);
+		return st;
+	}
+	*out = idx;
+	return WSNAP_OK;
+}
+
+/* Writes idx into the cache as entry name. Returns 0 or an errno, with
+ * the reason in err; -v says what happened. */
+static int cache_store(struct wsnap_cache *c, const char *name,
+		       const struct wsnap_index *idx,
+		       const struct wsnap_archive_id *id,
+		       const struct wsnap_policy *policy,
+		       const struct wsnap_load_opts *lo,
+		       struct wsnap_error *err)
+{
+	char tmp[WSNAP_CACHE_TMP_LEN + 1];
+	int tfd, rc;
+
+	tfd = wsnap_cache_tmp(c, tmp);
+	if (tfd < 0) {
+		rc = errno;
+		wsnap_error_io(err, rc, NULL,
+			       "cannot create index cache entry");
+	} else if (wsnap_indexfile_write(tfd, idx, id, policy, err) !=
+		   WSNAP_OK) {
+		rc = err->errnum ? err->errnum : EIO;
+		close(tfd);
+		wsnap_cache_discard(c, tmp);
+	} else {
+		close(tfd);
+		rc = wsnap_cache_commit(c, tmp, name);
+		if (rc)
+			wsnap_error_io(err, rc, NULL,
+				       "cannot write index cache entry");
+	}
+	if (rc)
+		say_entry(lo, name, "not written", err->reason);
+	return rc;
+}
+
+/* Whether the file on fd is still the one id describes. */
+static bool same_file(int fd, const struct wsnap_archive_id *id)
+{
+	struct wsnap_archive_id now;
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0)
+		return false;
+	wsnap_archive_id_set(&now, &sb);
+	return memcmp(&now, id, sizeof(now)) == 0;
+}
+
+/*
+ * The index of the regular file on fd through the cache: its entry when
+ * there is a usable one, else built and stored. With strict (wsnap index),
+ * a cache that cannot be used or written is an error; otherwise the
+ * command goes on without it.
+ */
+static enum wsnap_status
+through_cache(int fd, const char *path, const struct stat *sb,
+	      const struct wsnap_policy *policy, bool keep_data,
+	      const struct wsnap_load_opts *lo, bool strict,
+	      struct wsnap_index **out, struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ropts = {.keep_data = true};
+	char why[WSNAP_CACHE_WHY_MAX], name[WSNAP_INDEXFILE_NAME_LEN + 1];
+	struct wsnap_cache cache = {.dirfd = -1};
+	struct wsnap_index *idx = NULL;
+	struct wsnap_archive_id id;
+	struct wsnap_error *e2;
+	enum wsnap_status st;
+	int efd;
+
+	wsnap_archive_id_set(&id, sb);
+	if (!wsnap_cache_open(&cache, why, sizeof(why))) {
+		if (strict)
+			return wsnap_error_io(err, 0, NULL, "%s", why);
+		say(lo, why);
+	}
+	e2 = malloc(sizeof(*e2));
+	if (!e2) {
+		wsnap_cache_close(&cache);
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
+	wsnap_indexfile_name(&id, policy, name);
+	efd = wsnap_cache_get(&cache, name);
+	if (efd >= 0) {
+		if (wsnap_indexfile_load(&idx, efd, &id, policy, e2) !=
+		    WSNAP_OK)
+			say_entry(lo, name, "not used", e2->reason);
+		close(efd);
+	}
+	if (idx) {
+		st = keep_data
+			     ? wsnap_index_attach_archive(idx, fd, &ropts, err)
+			     : WSNAP_OK;
+	} else {
+		st = build_fresh(fd, path, policy, keep_data, !lo->no_progress,
+				 &idx, err);
+		/* an archive that changed while it was read is not stored
+		 * under the identity it had before */
+		if (st == WSNAP_OK && cache.dirfd >= 0 && cache.max_bytes > 0 &&
+		    same_file(fd, &id) &&
+		    cache_store(&cache, name, idx, &id, policy, lo, e2) &&
+		    strict) {
+			*err = *e2;
+			st = err->status;
+		}
+	}
+	if (st != WSNAP_OK) {
+		wsnap_index_free(idx);
+		idx = NULL;
+	}
+	*out = idx;
+	free(e2);
+	wsnap_cache_close(&cache);
+	return st;
+}
+
+enum wsnap_status
+wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
+		  bool keep_data, const struct wsnap_load_opts *lo,
+		  struct wsnap_index **out, struct wsnap_error *err)
+{
+	static const struct wsnap_load_opts defaults;
+	struct stat sb;
+
+	*out = NULL;
+	if (!lo)
+		lo = &defaults;
+	/* standard input (or any pipe) is never cached */
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		if (lo->index)
+			return wsnap_error_usage(err, "--index needs an "
+						      "archive file, not a "
+						      "pipe");
+		return build_fresh(fd, path, policy, keep_data,
+				   !lo->no_progress, out, err);
+	}
+	if (lo->index)
+		return load_sidecar(fd, &sb, policy, keep_data, lo, out, err);
+	if (lo->no_cache)
+		return build_fresh(fd, path, policy, keep_data,
+				   !lo->no_progress, out, err);
+	return through_cache(fd, path, &sb, policy, keep_data, lo, false, out,
+			     err);
+}
+
+enum wsnap_status wsnap_cache_index(const char *path,
+				    const struct wsnap_policy *policy,
+				    const struct wsnap_load_opts *lo,
+				    struct wsnap_error *err)
+{
+	struct wsnap_index *idx = NULL;
+	enum wsnap_status st;
+	struct stat sb;
+	int fd;
+
+	fd = wsnap_open_archive(path, err);
+	if (fd < 0)
+		return err->status;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+		st = wsnap_error_usage(err, "the index cache holds indexes of "
+					    "archive files only");
+	else
+		st = through_cache(fd, path, &sb, policy, false, lo, true, &idx,
+				   err);
+	wsnap_index_free(idx);
+	close(fd);
+	return st;
+}
+
+enum wsnap_status
+wsnap_load_index(const char *path, const struct wsnap_policy *policy,
+		 bool keep_data, const struct wsnap_load_opts *lo,
+		 struct wsnap_index **out, struct wsnap_error *err)
 {
 	enum wsnap_status st;
 	int fd;
@@ -137,7 +386,28 @@ enum wsnap_status wsnap_load_index(const char *path,
 	fd = wsnap_open_archive(path, err);
 	if (fd < 0)
 		return err->status;
-	st = wsnap_build_index(fd, path, policy, keep_data, out, err);
+	st = wsnap_build_index(fd, path, policy, keep_data, lo, out, err);
 	close(fd);
 	return st;
 }
+
+#define L struct wsnap_load_opts
+/* clang-format off */
+const struct wsnap_option wsnap_load_options[] = {
+	WSNAP_OPT_GROUP("index options:"),
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
+		       "neither read nor write the index cache"),
+	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
+			 "use the index file FILE (wsnap index -o), checked "
+			 "as untrusted"),
+	WSNAP_OPT_END(),
+};
+
+const struct wsnap_option wsnap_cache_options[] = {
+	WSNAP_OPT_GROUP("index options:"),
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
+		       "neither read nor write the index cache"),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef L
