@@ -74,7 +74,8 @@ static enum wsnap_status write_sidecar(const char *archive, const char *out,
 	in_fd = wsnap_open_archive(archive, err);
 	if (in_fd < 0)
 		return err->status;
-	if (fstat(in_fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+	if (strcmp(archive, "-") == 0 || fstat(in_fd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode)) {
 		close(in_fd);
 		return wsnap_error_usage(err, "an index file describes an "
 					      "archive file, not a pipe");

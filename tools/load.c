@@ -332,12 +332,13 @@ wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 	*out = NULL;
 	if (!lo)
 		lo = &defaults;
-	/* standard input (or any pipe) is never cached */
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+	/* standard input (even a file there) or a pipe is never cached */
+	if (strcmp(path, "-") == 0 || fstat(fd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode)) {
 		if (lo->index)
 			return wsnap_error_usage(err, "--index needs an "
-						      "archive file, not a "
-						      "pipe");
+						      "archive file, not "
+						      "standard input");
 		return build_fresh(fd, path, policy, keep_data,
 				   !lo->no_progress, out, err);
 	}
@@ -363,7 +364,8 @@ enum wsnap_status wsnap_cache_index(const char *path,
 	fd = wsnap_open_archive(path, err);
 	if (fd < 0)
 		return err->status;
-	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (strcmp(path, "-") == 0 || fstat(fd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode))
 		st = wsnap_error_usage(err, "the index cache holds indexes of "
 					    "archive files only");
 	else
