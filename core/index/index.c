@@ -61,6 +61,8 @@ static void index_release(struct wsnap_index *idx)
 {
 	wsnap_index_digests_free(idx->digests);
 	if (idx->map) {
+		if (idx->nodes_map_len)
+			munmap(idx->nodes, idx->nodes_map_len);
 		munmap(idx->map, idx->map_len);
 		return;
 	}

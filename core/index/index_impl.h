@@ -54,9 +54,11 @@ struct wsnap_index {
 	off_t data_size;
 	struct timespec data_mtime;
 	/* loaded from a cache entry (indexfile.c): the private mapping the
-	 * tables point into, unmapped instead of freeing them */
+	 * tables point into, unmapped instead of freeing them, but for the
+	 * nodes, in an anonymous mapping of nodes_map_len bytes of their own */
 	void *map;
 	size_t map_len;
+	size_t nodes_map_len;
 	/* loaded from a sidecar (sidecar.c): digests of the data, or NULL */
 	struct wsnap_index_digests *digests;
 };

@@ -381,16 +381,35 @@ static bool set_tables(struct wsnap_index *idx, const struct ixf_view *v)
 		idx->targets[idx->targets_bytes - 1] == '\0');
 }
 
-/* Makes the pages of the node records writable (copy-on-write): the rest
- * of the mapping stays read-only. */
-static bool nodes_writable(struct wsnap_index *idx)
+/*
+ * The node records, copied out of the mapping into memory of their own
+ * where they are turned into nodes: a private anonymous mapping, asked for
+ * huge pages and prefaulted, so that the copy costs a few faults instead of
+ * one copy-on-write fault per 4 KiB of records (measured: the faults were
+ * most of a load). The records' pages of the file mapping are then dropped,
+ * so that they are not resident twice.
+ */
+static bool nodes_own(struct wsnap_index *idx)
 {
-	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
-	uintptr_t a = (uintptr_t)idx->nodes & ~(page - 1);
-	uintptr_t e = (uintptr_t)(idx->nodes + idx->count);
+	size_t len = (size_t)idx->count * sizeof(struct wsnap_node);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, e;
+	void *mem;
 
-	e = (e + page - 1) & ~(page - 1);
-	return mprotect((void *)a, e - a, PROT_READ | PROT_WRITE) == 0;
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return false;
+	madvise(mem, len, MADV_HUGEPAGE);
+	madvise(mem, len, MADV_POPULATE_WRITE); /* best effort */
+	memcpy(mem, idx->nodes, len);
+	/* whole pages of the file mapping that held only records */
+	a = ((uintptr_t)idx->nodes + page - 1) & ~(page - 1);
+	e = ((uintptr_t)idx->nodes + len) & ~(page - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+	idx->nodes = mem;
+	idx->nodes_map_len = len;
+	return true;
 }
 
 /* Whether the entry's key is (id, policy). */
@@ -464,8 +483,8 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 	why = "inconsistent tables";
 	if (!set_counts(idx, f) || !set_tables(idx, &v))
 		goto bad;
-	why = "cannot map";
-	if (!nodes_writable(idx))
+	why = "out of memory";
+	if (!nodes_own(idx))
 		goto bad;
 	why = "inconsistent tables";
 	nch = idx->count - 1;
