@@ -249,7 +249,7 @@ struct enc {
 
 static void enc_bytes(struct enc *e, const void *p, size_t n)
 {
-	if (e->len <= e->cap && n <= e->cap - e->len)
+	if (n && e->len <= e->cap && n <= e->cap - e->len)
 		memcpy(e->buf + e->len, p, n);
 	e->len += n;
 }
