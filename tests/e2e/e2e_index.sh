@@ -72,6 +72,20 @@ expect_rc 0 "$W" ls --skip dir/big "$work/snap.tar" >"$work/ls.skip"
 grep -q 'dir/big' "$work/ls.skip" && fail "--skip served from the other entry"
 [ "$(entries)" -eq 3 ] || fail "want 3 entries, have $(entries)"
 
+# strip-prefix's validation of its input goes through the cache too
+mkdir -p "$work/sp/top/x"
+echo hi >"$work/sp/top/x/f"
+tar -cf "$work/sp.tar" -C "$work/sp" top
+n=$(entries)
+expect_rc 0 "$W" strip-prefix --prefix top "$work/sp.tar" "$work/strip1.tar"
+[ "$(entries)" -eq $((n + 1)) ] || fail "strip-prefix: no entry"
+expect_rc 0 "$W" strip-prefix --prefix top "$work/sp.tar" "$work/strip2.tar"
+expect_rc 0 "$W" strip-prefix --no-cache --prefix top "$work/sp.tar" \
+	"$work/strip3.tar"
+cmp -s "$work/strip1.tar" "$work/strip2.tar" &&
+	cmp -s "$work/strip1.tar" "$work/strip3.tar" ||
+	fail "strip-prefix from the cache differs"
+
 # ---- mount and export from the cache ----
 newmnt m1
 expect_rc 0 "$W" mount "$work/snap.tar" "$mnt"
