@@ -244,6 +244,14 @@ expect_rc 0 "$W" unmount "$mnt"
 expect_rc 0 "$W" export --index "$work/s.wsnapidx" "$work/s.tar" "$work/out-s"
 cmp -s "$work/out-s/dir/big" "$work/out-gz/dir/big" || fail "sidecar export"
 
+# a compressed archive's sidecar: offsets in its decompressed stream
+expect_rc 0 "$W" index "$work/snap.tar.gz" -o "$work/gz.wsnapidx"
+newmnt sgz
+expect_rc 0 "$W" mount --index "$work/gz.wsnapidx" "$work/snap.tar.gz" "$mnt"
+[ "$(cat "$mnt/dir/a.txt")" = version-1 ] || fail "gzip sidecar mount: a.txt"
+cmp -s "$mnt/dir/big" "$work/out-gz/dir/big" || fail "gzip sidecar mount: big"
+expect_rc 0 "$W" unmount "$mnt"
+
 # a sidecar of another archive of the same size: wrong digests, EIO on read
 expect_rc 0 "$W" index "$work/other.tar" -o "$work/other.wsnapidx"
 newmnt s2
