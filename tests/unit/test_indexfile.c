@@ -6,7 +6,9 @@
  * after the damage still cannot point outside itself); a sidecar is judged
  * again by the policy and its digests are checked on read; a cache
  * directory with the wrong owner or modes is not used; pruning removes the
- * least recently used entries.
+ * least recently used entries. (Somewhat over 800 lines: the entries, the
+ * sidecars and the directory share their fixtures, and one unit keeps them
+ * together.)
  */
 #include <setjmp.h>
 #include <stdarg.h>
