@@ -2,12 +2,12 @@
 # wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
 # archivemount, side by side in one run, on synthetic snapshots.
 #
-#   bench/run.sh [--quick] [--sections 2,3,4,5,7] [--out FILE.md]
+#   bench/run.sh [--quick] [--sections 2,3,4,5,7,8] [--out FILE.md]
 #                [--workdir DIR] [--keep] [--reps N] [--timeout S]
 #                [--wsnap PATH]
 #
 # One numbered section per job (2 check/list, 3 mount, 4 export, 5 diff/pack,
-# 7 hydrate); each prints Markdown tables: one row per tool with wall time,
+# 7 hydrate, 8 diff as a patch); each prints Markdown tables: one row per tool with wall time,
 # peak memory, the ratio to the wsnap row of the same table, and the section's
 # target next to it. A wsnap subcommand that is missing or fails gives
 # 'n/a (reason)' in its row; the run goes on. Every mount the script makes is
@@ -15,7 +15,7 @@
 # --workdir (default /tmp/wsnap-bench) and is reused by the next run when it
 # is still there; it is removed at the end unless --keep.
 #
-# Needs: GNU tar, bsdtar, python3, /usr/bin/time, and for the mount rows
+# Needs: GNU tar, bsdtar, python3, /usr/bin/time, git, and for the mount rows
 # /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh).
 set -uo pipefail
 
@@ -23,7 +23,7 @@ BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=$(dirname "$BENCH_DIR")
 
 QUICK=0
-SECTIONS=2,3,4,5,7
+SECTIONS=2,3,4,5,7,8
 OUT=
 WORK=/tmp/wsnap-bench
 KEEP=0
@@ -56,8 +56,8 @@ done
 
 for s in ${SECTIONS//,/ }; do
 	case $s in
-	2 | 3 | 4 | 5 | 7) ;;
-	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7)" >&2; exit 2 ;;
+	2 | 3 | 4 | 5 | 7 | 8) ;;
+	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7, 8)" >&2; exit 2 ;;
 	esac
 done
 want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
@@ -171,7 +171,7 @@ unmount_fuse() {
 
 unmount_workspace() {
 	local ws=$1
-	is_mounted "$ws" && "$WSNAP" unmount "$ws" >/dev/null 2>&1
+	is_mounted "$ws" && "$WSNAP" unmount --discard "$ws" >/dev/null 2>&1
 	is_mounted "$ws" && umount "$ws" 2>/dev/null
 	sweep_mounts "$(dirname "$ws")"
 }
@@ -995,6 +995,39 @@ sec7() {
 	tbl_end
 }
 
+# ---------------------------------------------------------- section 8
+
+# git reads no configuration of the user's, so its output is its default's
+GIT_QUIET=(env GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null git)
+verify_patch() { # FILE: one 'diff --git' block per changed file
+	local n
+	n=$(grep -c '^diff --git ' "$RUN/$1")
+	[ "$n" = "$CHANGES" ] || echo "$n files in the patch, expected $CHANGES"
+}
+verify_patch8() { verify_patch patch.out; }
+verify_git8() { verify_patch git.out; }
+
+sec8() {
+	out ""
+	out "## 8. diff as a patch"
+	out ""
+	out "The snapshots of section 5 ($NFILES files, $CHANGES of them text files rewritten: half the same size with other bytes, half longer): \`wsnap diff -p\` (a git patch, the text diff by libgit2) against the letter lines of \`wsnap diff\` and \`git diff --no-index\` of the two trees (the generated ones, from which the archives were packed). Page cache warm."
+	ensure_small
+	warm "$DATA/small-a.tar" "$DATA/small-b.tar" "$DATA/small-a" "$DATA/small-b"
+	spec d8.patch --ok 1 --stdout "$RUN/patch.out" --verify verify_patch8 -- \
+		"$WSNAP" diff -p "$DATA/small-a.tar" "$DATA/small-b.tar"
+	spec d8.diff --ok 1 --stdout "$RUN/diff.out" --verify verify_diff -- \
+		"$WSNAP" diff "$DATA/small-a.tar" "$DATA/small-b.tar"
+	spec d8.git --ok 1 --stdout "$RUN/git.out" --verify verify_git8 -- \
+		"${GIT_QUIET[@]}" diff --no-index "$DATA/small-a" "$DATA/small-b"
+	run_specs
+	tbl_begin "8a. patch of two $NFILES-file snapshots differing in $CHANGES text files"
+	tbl_row d8.patch "wsnap diff -p A.tar B.tar"
+	tbl_row d8.diff "wsnap diff A.tar B.tar (the letter lines)" "ratio_ge:0.667:-p within 1.5x of wsnap diff"
+	tbl_row d8.git "git diff --no-index of the two trees" "ratio_ge:5:-p >= 5x faster"
+	tbl_end
+}
+
 # ---------------------------------------------------------- the run
 
 version() { # TOOL ARGS: the first line of its version, or "TOOL missing"
@@ -1015,8 +1048,8 @@ machine() {
 	out "- date: $(date -u '+%Y-%m-%d %H:%M UTC')$([ "$QUICK" = 1 ] && echo ', QUICK mode: tiny sizes, figures and targets not meaningful')"
 	out "- machine: ${cpu:-unknown CPU}, $(nproc) cores, $ram RAM, kernel $(uname -sr), work dir $WORK on $fs"
 	out "- load average at start: $(cut -d' ' -f1-3 /proc/loadavg) (the machine may be shared with other jobs)"
-	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
-	out "- peers: $(tar --version | head -1), $(version bsdtar --version | cut -d' ' -f1-2), Python $("$PY" -c 'import platform; print(platform.python_version())') tarfile, $(version archivemount -V), $(diff --version | head -1)"
+	out "- wsnap: $WSNAP ($("$WSNAP" --version 2>/dev/null | head -1 | grep . || echo 'not runnable'); source $(git -C "$SRC_DIR" rev-parse --short HEAD 2>/dev/null || echo unknown))"
+	out "- peers: $(tar --version | head -1), $(version bsdtar --version | cut -d' ' -f1-2), Python $("$PY" -c 'import platform; print(platform.python_version())') tarfile, $(version archivemount -V), $(diff --version | head -1), $(version git --version)"
 	out "- method: each measure runs $REPS time(s), tools interleaved round by round; wall = the best run, peak = the largest ru_maxrss (GNU time) or daemon VmHWM; a run over $TIMEOUT s is killed and reported 'over'; a measure over $LONG s is not repeated. The page cache is warm everywhere except table 2d, which drops it before every run (full runs only)."
 	out "- ratio = the row's wall time / the wsnap row's (the first row of its table): above 1, wsnap is faster. 'met' checks the section's target on that ratio (or on the wsnap row's own figure)."
 }
@@ -1049,6 +1082,7 @@ want 3 && sec3
 want 4 && sec4
 want 5 && sec5
 want 7 && sec7
+want 8 && sec8
 summary
 out ""
 out "Total benchmark time: $((SECONDS - T_START)) s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)."

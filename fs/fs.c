@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,25 +211,93 @@ int wsnap_fs_do_open(const struct wsnap_fs *fs, fuse_ino_t ino, int flags)
 	return 0;
 }
 
-static void read_set_mem(struct wsnap_fs_read *r, void *mem, size_t len)
+/* r's data is len bytes at mem; r owns them when owned. */
+static void read_set_mem(struct wsnap_fs_read *r, void *mem, size_t len,
+			 bool owned)
 {
-	r->mem = mem;
+	r->mem = owned ? mem : NULL;
 	r->vec = FUSE_BUFVEC_INIT(len);
 	r->vec.buf[0].mem = mem;
+}
+
+/*
+ * Reads served from memory are assembled in a buffer of the calling
+ * thread, kept from one request to the next: a fresh block per request
+ * (which the daemon's malloc maps for itself, serve.c) cost a page fault
+ * per 4 KiB read, several times the copy. WSNAP_FS_MAX_REQUEST bytes per
+ * thread that ever served one; a larger read gets a block of its own.
+ */
+static pthread_key_t read_buf_key;
+static pthread_once_t read_buf_once = PTHREAD_ONCE_INIT;
+static bool read_buf_ok;
+
+static void read_buf_init(void)
+{
+	read_buf_ok = pthread_key_create(&read_buf_key, free) == 0;
+}
+
+/* The calling thread's buffer, or NULL when there can be none. */
+static void *read_buf(void)
+{
+	void *buf;
+
+	pthread_once(&read_buf_once, read_buf_init);
+	if (!read_buf_ok)
+		return NULL;
+	buf = pthread_getspecific(read_buf_key);
+	if (!buf) {
+		buf = malloc(WSNAP_FS_MAX_REQUEST);
+		if (buf && pthread_setspecific(read_buf_key, buf) != 0) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	return buf;
+}
+
+/*
+ * A spliced reply for a read of len bytes at off that one stored run of
+ * the spill file holds: 0 when planned in r, -1 when the read must be
+ * assembled in memory, else an errno.
+ */
+static int read_splice(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
+		       size_t len, struct wsnap_fs_read *r)
+{
+	struct wsnap_extent ext;
+	uint64_t skip;
+
+	if (wsnap_index_data_check(fs->idx) < 0)
+		return EIO;
+	if (wsnap_index_extent(fs->idx, (uint32_t)ino, (uint64_t)off, &ext) <
+		    0 ||
+	    ext.logical > (uint64_t)off)
+		return EIO;
+	skip = (uint64_t)off - ext.logical;
+	if (ext.physical < 0 || skip >= ext.length || ext.length - skip < len ||
+	    (uint64_t)ext.physical > (uint64_t)INT64_MAX - skip - len)
+		return -1;
+	/* an index from a sidecar: its digests first (once per chunk) */
+	if (wsnap_index_verify(fs->idx, (uint32_t)ino,
+			       (uint64_t)ext.physical + skip, len) < 0)
+		return EIO;
+	r->vec = FUSE_BUFVEC_INIT(len);
+	r->vec.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	r->vec.buf[0].fd = wsnap_index_data_fd(fs->idx);
+	r->vec.buf[0].pos = (off_t)((uint64_t)ext.physical + skip);
+	return 0;
 }
 
 int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 		     off_t off, struct wsnap_fs_read *r)
 {
 	const struct wsnap_node *n;
-	struct wsnap_extent ext;
-	uint64_t skip;
 	size_t len;
 	ssize_t got;
 	void *mem;
-	int fd, rc;
+	bool owned;
+	int rc;
 
-	read_set_mem(r, NULL, 0);
+	read_set_mem(r, NULL, 0, false);
 	rc = file_node(fs, ino, &n);
 	if (rc)
 		return rc;
@@ -239,46 +308,38 @@ int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 	len = size;
 	if ((uint64_t)len > n->size - (uint64_t)off)
 		len = (size_t)(n->size - (uint64_t)off);
+	if (wsnap_index_data_fd(fs->idx) < 0)
+		return EIO;
 
-	/* never serve bytes from an archive that changed under the index */
-	if (wsnap_index_data_check(fs->idx) < 0)
-		return EIO;
-	fd = wsnap_index_data_fd(fs->idx);
-	if (fd < 0)
-		return EIO;
-	if (wsnap_index_extent(fs->idx, (uint32_t)ino, (uint64_t)off, &ext) <
-		    0 ||
-	    ext.logical > (uint64_t)off)
-		return EIO;
-	skip = (uint64_t)off - ext.logical;
-	/* an index from a sidecar: its digests first (once per chunk) */
-	if (len >= WSNAP_FS_SPLICE_MIN && ext.physical >= 0 &&
-	    skip < ext.length && ext.length - skip >= len &&
-	    wsnap_index_verify(fs->idx, (uint32_t)ino,
-			       (uint64_t)ext.physical + skip, len) < 0)
-		return EIO;
-	if (len >= WSNAP_FS_SPLICE_MIN && ext.physical >= 0 &&
-	    skip < ext.length && ext.length - skip >= len &&
-	    (uint64_t)ext.physical <= (uint64_t)INT64_MAX - skip - len) {
-		/* one stored run: let the kernel splice it from the file */
-		r->vec = FUSE_BUFVEC_INIT(len);
-		r->vec.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-		r->vec.buf[0].fd = fd;
-		r->vec.buf[0].pos = (off_t)((uint64_t)ext.physical + skip);
-		return 0;
+	/*
+	 * A spliced reply carries references to the data file's pages, so
+	 * whatever is stored there until the reader copies them is what it
+	 * gets: only our own spill file, which nobody else writes, is
+	 * spliced. The archive itself is read into memory and checked after
+	 * the read (wsnap_index_pread), so that bytes that changed under the
+	 * index are never served.
+	 */
+	if (len >= WSNAP_FS_SPLICE_MIN && wsnap_index_data_spilled(fs->idx)) {
+		rc = read_splice(fs, ino, off, len, r);
+		if (rc >= 0)
+			return rc;
 	}
 
-	/* small, holes or several runs: assemble in memory */
-	mem = malloc(len);
+	/* the archive, small reads, holes or several runs: in memory */
+	mem = len <= WSNAP_FS_MAX_REQUEST ? read_buf() : NULL;
+	owned = !mem;
+	if (owned)
+		mem = malloc(len);
 	if (!mem)
 		return ENOMEM;
 	got = wsnap_index_pread(fs->idx, (uint32_t)ino, mem, len,
 				(uint64_t)off);
 	if (got < 0 || (size_t)got != len) {
-		free(mem);
+		if (owned)
+			free(mem);
 		return got < 0 ? (int)-got : EIO;
 	}
-	read_set_mem(r, mem, len);
+	read_set_mem(r, mem, len, owned);
 	return 0;
 }
 

@@ -27,9 +27,13 @@
  *    (cache_readdir) and symlink targets.
  *  - Every write operation answers EROFS; the mount is also made with 'ro'.
  *  - Data is read from the index's data descriptor (the archive itself when
- *    it is uncompressed, else the spill file of its decompressed stream), and
- *    only after wsnap_index_data_check() says the file did not change since
- *    the index was built: a truncated or rewritten archive reads as EIO.
+ *    it is uncompressed, else the spill file of its decompressed stream).
+ *    Bytes of the archive itself are served only from memory, read between
+ *    two checks that the file is still the one judged (device, inode, size,
+ *    mtime, ctime: fileid.h), so a truncated or rewritten archive reads as
+ *    EIO, never as other bytes; only the spill file, which no one else
+ *    writes, is spliced. Pages the kernel keeps (keep_cache) were served
+ *    that way, so they are the judged bytes and stay valid after a change.
  */
 #ifndef WSNAP_FS_H
 #define WSNAP_FS_H
@@ -145,20 +149,23 @@ int wsnap_fs_do_open(const struct wsnap_fs *fs, fuse_ino_t ino, int flags);
 /*
  * read: plans the reply to a read of size bytes at off. On success r->vec
  * describes the data, to be passed to fuse_reply_data() (or fuse_buf_copy):
- *  - a contiguous stored run of at least WSNAP_FS_SPLICE_MIN bytes: one
- *    buffer naming the data descriptor at the member's physical offset
- *    (FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK), so that the kernel can splice it
- *    without a copy through this process;
- *  - anything else (a short read, a sparse file's holes, a read across
- *    runs, or at end of file): one memory buffer r->mem filled now.
- * The size is clipped at the end of the file (0 at or past it). Before
- * planning, the data file is checked: EIO when it changed since the build
- * (truncated, rewritten) or reads short. Release r with
+ *  - from a spill file (wsnap_index_data_spilled), a contiguous stored run
+ *    of at least WSNAP_FS_SPLICE_MIN bytes: one buffer naming the data
+ *    descriptor at the member's physical offset (FUSE_BUF_IS_FD |
+ *    FUSE_BUF_FD_SEEK), so that the kernel can splice it without a copy
+ *    through this process;
+ *  - anything else (the archive itself, a short read, a sparse file's
+ *    holes, a read across runs, or at end of file): one memory buffer
+ *    filled now, and checked after it was filled. It is the calling
+ *    thread's (valid until its next read) or r->mem (owned by r).
+ * The size is clipped at the end of the file (0 at or past it). EIO when
+ * the data file changed since before the build read it (truncated,
+ * rewritten, even with its mtime put back) or reads short. Release r with
  * wsnap_fs_read_release() in every case.
  */
 struct wsnap_fs_read {
 	struct fuse_bufvec vec;
-	void *mem; /* owned, or NULL */
+	void *mem; /* owned, or NULL (nothing, or the thread's buffer) */
 };
 int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 		     off_t off, struct wsnap_fs_read *r);

@@ -202,10 +202,16 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct wsnap_fs_read r;
 	int rc = wsnap_fs_do_read(fs_of(req), ino, size, off, &r);
 
+	/*
+	 * Memory goes out in one writev: given to fuse_reply_data, libfuse
+	 * would copy it into a pipe first and splice that, a copy more.
+	 */
 	if (rc)
 		fuse_reply_err(req, rc);
-	else
+	else if (r.vec.buf[0].flags & FUSE_BUF_IS_FD)
 		fuse_reply_data(req, &r.vec, FUSE_BUF_SPLICE_MOVE);
+	else
+		fuse_reply_buf(req, r.vec.buf[0].mem, r.vec.buf[0].size);
 	wsnap_fs_read_release(&r);
 }
 

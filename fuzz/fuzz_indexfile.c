@@ -71,8 +71,7 @@ static void walk(const struct wsnap_index *idx, bool judged)
 }
 
 /* The key an entry's META claims (fields 0-6, indexfile.c). */
-static bool claimed_id(const uint8_t *b, size_t len,
-		       struct wsnap_archive_id *id)
+static bool claimed_id(const uint8_t *b, size_t len, struct wsnap_fileid *id)
 {
 	struct ixf_view v;
 	const struct ixf_section *m;
@@ -86,17 +85,17 @@ static bool claimed_id(const uint8_t *b, size_t len,
 	memset(id, 0, sizeof(*id));
 	id->dev = ixf_get64(b + m->offset);
 	id->ino = ixf_get64(b + m->offset + 8);
-	id->size = ixf_get64(b + m->offset + 16);
-	id->mtime_sec = (int64_t)ixf_get64(b + m->offset + 24);
-	id->mtime_nsec = (uint32_t)ixf_get64(b + m->offset + 32);
-	id->ctime_sec = (int64_t)ixf_get64(b + m->offset + 40);
-	id->ctime_nsec = (uint32_t)ixf_get64(b + m->offset + 48);
+	id->size = (int64_t)ixf_get64(b + m->offset + 16);
+	id->mtime.tv_sec = (time_t)ixf_get64(b + m->offset + 24);
+	id->mtime.tv_nsec = (long)ixf_get64(b + m->offset + 32);
+	id->ctime.tv_sec = (time_t)ixf_get64(b + m->offset + 40);
+	id->ctime.tv_nsec = (long)ixf_get64(b + m->offset + 48);
 	return true;
 }
 
 /* Loads b as a cache entry and as a sidecar, walking what loads. */
 static void load_both(const uint8_t *b, size_t len,
-		      const struct wsnap_archive_id *id,
+		      const struct wsnap_fileid *id,
 		      const struct wsnap_policy *p)
 {
 	static struct wsnap_error err;
@@ -139,7 +138,7 @@ static uint8_t *slurp(int fd, size_t *len)
 /* Copies of file with bytes changed at places drawn from seed, resealed,
  * loaded. */
 static void mutate_load(const uint8_t *file, size_t len, uint64_t seed,
-			const struct wsnap_archive_id *id,
+			const struct wsnap_fileid *id,
 			const struct wsnap_policy *p)
 {
 	uint8_t *c = malloc(len);
@@ -175,7 +174,7 @@ static void from_archive(const uint8_t *data, size_t size)
 	static struct wsnap_error err;
 	struct wsnap_reader_opts ro = {.keep_data = true, .sequential = true};
 	struct wsnap_index *idx = NULL, *back = NULL;
-	struct wsnap_archive_id id = {.dev = 1, .ino = 2, .size = size};
+	struct wsnap_fileid id = {.dev = 1, .ino = 2, .size = (int64_t)size};
 	struct fuzz_input in;
 	struct wsnap_policy p;
 	uint8_t *ent, *side;
@@ -212,7 +211,7 @@ static void from_archive(const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct wsnap_archive_id id;
+	struct wsnap_fileid id;
 	struct wsnap_policy p;
 	uint8_t *c;
 

@@ -92,23 +92,32 @@ def gen_valid():
                         t.pad(b"hello"),
                         f("old", b"x", mtime=t.base256(-5, 12))))
     seed("ok-prefix", arc(f("name", b"1", prefix="pre/fix")))
+    # sparse maps as GNU tar writes them: every run with data but the
+    # last fills whole blocks, a trailing hole ends in a run of length 0
+    h512 = b"h" * 512
     seed("ok-sparse-gnu",
-         arc(t.gnu_sparse("sp", [(0, 5), (10000, 3), (20000, 0)], 20000,
-                          b"helloabc")))
+         arc(t.gnu_sparse("sp", [(0, 512), (10000, 3), (20000, 0)], 20000,
+                          h512 + b"abc")))
     seed("ok-sparse-gnu-ext",
-         arc(t.gnu_sparse("sp", [(i * 100, 2) for i in range(30)], 4000,
-                          b"s" * 60)))
+         arc(t.gnu_sparse("sp", [(i * 1000, 512) for i in range(25)] +
+                          [(i * 1000, 0) for i in range(25, 30)] +
+                          [(40000, 0)], 40000, h512 * 25)))
     seed("ok-sparse-pax10",
-         arc(t.pax_sparse_10("sp", [(0, 4), (8192, 4), (9000, 0)], 9000,
-                             b"abcdwxyz")))
+         arc(t.pax_sparse_10("sp", [(0, 512), (8192, 4), (9000, 0)], 9000,
+                             h512 + b"wxyz")))
     seed("ok-sparse-pax01",
-         arc(t.pax_sparse_01("sp", [(0, 4), (8192, 4)], 9000, b"abcdwxyz")))
+         arc(t.pax_sparse_01("sp", [(0, 512), (8192, 4), (9000, 0)], 9000,
+                             h512 + b"wxyz")))
     seed("ok-sparse-pax00",
          arc(t.pax([("GNU.sparse.size", "9000"),
-                    ("GNU.sparse.numblocks", "2"),
-                    ("GNU.sparse.offset", "0"), ("GNU.sparse.numbytes", "4"),
+                    ("GNU.sparse.numblocks", "3"),
+                    ("GNU.sparse.offset", "0"),
+                    ("GNU.sparse.numbytes", "512"),
                     ("GNU.sparse.offset", "8192"),
-                    ("GNU.sparse.numbytes", "4")]) + f("sp", b"abcdwxyz")))
+                    ("GNU.sparse.numbytes", "4"),
+                    ("GNU.sparse.offset", "9000"),
+                    ("GNU.sparse.numbytes", "0")]) +
+             f("sp", h512 + b"wxyz")))
     seed("ok-empty", t.end())
     seed("ok-no-end", f("a", b"x"))
     small = arc(d("d/"), f("d/f", b"data" * 20), s("d/l", "f"))
@@ -122,8 +131,10 @@ def gen_valid():
     seed("cfg-keep-data-pipe", cfg(["keep_data", "pipe"]) + t.gz(tree))
     seed("cfg-keep-sparse",
          cfg(["keep_data", "compare"]) +
-         arc(t.gnu_sparse("sp", [(0, 5), (10000, 3)], 20000, b"helloabc"),
-             t.pax_sparse_10("sp2", [(0, 4), (8192, 4)], 9000, b"abcdwxyz")))
+         arc(t.gnu_sparse("sp", [(0, 512), (10000, 3), (20000, 0)], 20000,
+                          b"h" * 512 + b"abc"),
+             t.pax_sparse_10("sp2", [(0, 512), (8192, 4), (9000, 0)], 9000,
+                             b"a" * 512 + b"wxyz")))
 
 
 def gen_rules():
@@ -219,8 +230,8 @@ def gen_export():
                                               s("a/l", "b"))))
     seed("exp-sparse",
          cfg(extra=2 | 8) +
-         arc(t.gnu_sparse("sp", [(0, 5), (70000, 3), (90000, 0)], 90000,
-                          b"helloabc")))
+         arc(t.gnu_sparse("sp", [(0, 512), (70000, 3), (90000, 0)], 90000,
+                          b"h" * 512 + b"abc")))
 
 
 def gen_malformed():

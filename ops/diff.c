@@ -59,10 +59,11 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 		if (e)
 			return wsnap_error_io(err, e, arc->label,
 					      "cannot read archive data");
+		/* a window is kept only once its bytes are known unchanged */
+		if (n < len || wsnap_index_data_check(arc->idx) != 0)
+			return arc_changed(arc, err);
 		arc->win_off = phys;
 		arc->win_len = n;
-		if (n < len)
-			return arc_changed(arc, err);
 		memcpy(dst, arc->win, len);
 		goto done;
 	}
@@ -70,7 +71,8 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	if (e)
 		return wsnap_error_io(err, e, arc->label,
 				      "cannot read archive data");
-	if (n < len)
+	/* bytes read are the judged ones only if the file is still the same */
+	if (n < len || wsnap_index_data_check(arc->idx) != 0)
 		return arc_changed(arc, err);
 done:
 	arc->seq = true;
@@ -389,7 +391,8 @@ static enum wsnap_status compare(struct engine *e, uint32_t ia,
 }
 
 static enum wsnap_status emit(struct engine *e, wsnap_diff_fn fn, void *ctx,
-			      int kind, const struct wsnap_node *na,
+			      int kind, uint32_t ia,
+			      const struct wsnap_node *na, uint32_t ib,
 			      const struct wsnap_node *nb,
 			      struct wsnap_error *err)
 {
@@ -413,6 +416,8 @@ static enum wsnap_status emit(struct engine *e, wsnap_diff_fn fn, void *ctx,
 	c.path = na ? na->path : nb->path;
 	c.a = na;
 	c.b = nb;
+	c.ino_a = na ? ia : 0;
+	c.ino_b = nb ? ib : 0;
 	return fn ? fn(ctx, &c, err) : WSNAP_OK;
 }
 
@@ -453,16 +458,18 @@ wsnap_diff_run(const struct wsnap_diff_side *a, const struct wsnap_diff_side *b,
 		else
 			c = strcmp(na->path, nb->path);
 		if (c < 0) {
-			s = emit(&e, fn, ctx, WSNAP_DIFF_REMOVED, na, NULL,
-				 err);
+			s = emit(&e, fn, ctx, WSNAP_DIFF_REMOVED, ia, na, 0,
+				 NULL, err);
 			ia++;
 		} else if (c > 0) {
-			s = emit(&e, fn, ctx, WSNAP_DIFF_ADDED, NULL, nb, err);
+			s = emit(&e, fn, ctx, WSNAP_DIFF_ADDED, 0, NULL, ib, nb,
+				 err);
 			ib++;
 		} else {
 			s = compare(&e, ia, na, ib, nb, &kind, err);
 			if (s == WSNAP_OK && kind)
-				s = emit(&e, fn, ctx, kind, na, nb, err);
+				s = emit(&e, fn, ctx, kind, ia, na, ib, nb,
+					 err);
 			ia++;
 			ib++;
 		}

@@ -132,6 +132,8 @@ struct wsnap_diff_change {
 	const char *path;	    /* rel path (raw bytes) */
 	const struct wsnap_node *a; /* node of side A, NULL for 'A' */
 	const struct wsnap_node *b; /* node of side B, NULL for 'D' */
+	uint32_t ino_a;		    /* a's ino in side A's index, or 0 */
+	uint32_t ino_b;		    /* b's ino in side B's index, or 0 */
 };
 
 /* Called once per change, in bytewise path order. A non-OK return stops

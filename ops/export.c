@@ -116,7 +116,8 @@ static enum wsnap_status put_symlink(struct exp *x, uint32_t ino)
 	return WSNAP_OK;
 }
 
-/* Pass 3, one directory's mtime. */
+/* Pass 3, one directory's mtime: the archived one, or the index's default
+ * for a directory made only as a parent of what was selected. */
 static enum wsnap_status put_dir_mtime(struct exp *x, uint32_t ino)
 {
 	const struct wsnap_node *n = node_of(x, ino);
@@ -127,6 +128,8 @@ static enum wsnap_status put_dir_mtime(struct exp *x, uint32_t ino)
 	if (fd < 0)
 		return x->err->status;
 	node_times(n, ts);
+	if (!exp_selected(x, ino))
+		ts[1] = (struct timespec){0, 0};
 	if (futimens(fd, ts) < 0)
 		return wsnap_export_fail_io(x, errno, n->path,
 					    "cannot set mtime");
@@ -220,6 +223,8 @@ static enum wsnap_status pass1(struct exp *x, struct order_key *keys)
 	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
 
+		if (!exp_selected(x, ino))
+			continue;
 		if (n->type == WSNAP_TYPE_FILE ||
 		    (n->type == WSNAP_TYPE_DIR &&
 		     !(n->flags & WSNAP_NODE_IMPLICIT)))
@@ -257,7 +262,7 @@ static enum wsnap_status pass2(struct exp *x, struct order_key *keys)
 	for (ino = WSNAP_ROOT_INO + 1; ino <= x->count; ino++) {
 		const struct wsnap_node *n = node_of(x, ino);
 
-		if (n->type == WSNAP_TYPE_SYMLINK)
+		if (n->type == WSNAP_TYPE_SYMLINK && exp_selected(x, ino))
 			keys[nkeys++] = (struct order_key){n->order, ino};
 	}
 	qsort(keys, nkeys, sizeof(*keys), order_key_cmp);
@@ -276,7 +281,8 @@ static enum wsnap_status pass2(struct exp *x, struct order_key *keys)
  * Pass 3: directory mtimes, deepest first, so that writing in a directory
  * never follows setting its time. Members always; implicit directories
  * only when we created them; the root when it is a member or we created
- * it.
+ * it. Of a selection, parents only (like implicit directories) and
+ * nothing else.
  */
 static enum wsnap_status pass3(struct exp *x, struct order_key *keys)
 {
@@ -289,8 +295,14 @@ static enum wsnap_status pass3(struct exp *x, struct order_key *keys)
 
 		if (n->type != WSNAP_TYPE_DIR)
 			continue;
+		if (x->opts && x->opts->select &&
+		    x->opts->select[ino] == WSNAP_SELECT_NO)
+			continue;
 		if (ino == WSNAP_ROOT_INO)
-			want = x->fresh || root_is_member(n);
+			want = x->fresh ||
+			       (root_is_member(n) && exp_selected(x, ino));
+		else if (!exp_selected(x, ino))
+			want = x->created[ino];
 		else
 			want = !(n->flags & WSNAP_NODE_IMPLICIT) ||
 			       x->created[ino];
@@ -334,6 +346,7 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 				  struct wsnap_error *err)
 {
 	uint32_t ino, maxdepth = 0;
+	enum wsnap_status s;
 
 	memset(x, 0, sizeof(*x));
 	memset(st, 0, sizeof(*st));
@@ -370,6 +383,8 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		x->depth[ino] = d;
 		if (d > maxdepth)
 			maxdepth = d;
+		if (!exp_selected(x, ino))
+			continue;
 		if (!(n->flags & WSNAP_NODE_IMPLICIT))
 			x->prog.members_total++;
 		if (n->type == WSNAP_TYPE_FILE)
@@ -385,9 +400,7 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		if (!is.compression || strcmp(is.compression, "none") == 0) {
 			x->datafd = opts->input_fd; /* in place */
 		} else if (x->prog.bytes_total > 0) {
-			enum wsnap_status s =
-				wsnap_export_stream_open(x, opts->input_fd);
-
+			s = wsnap_export_stream_open(x, opts->input_fd);
 			if (s != WSNAP_OK)
 				return s;
 		}
@@ -396,7 +409,10 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 		return wsnap_export_fail_io(
 			x, EBADF, NULL,
 			"index has no data (built without keep_data)");
-	return check_data(x);
+	s = check_data(x);
+	if (s == WSNAP_OK)
+		s = wsnap_export_case_init(x);
+	return s;
 }
 
 static void exp_release(struct exp *x)
@@ -405,6 +421,7 @@ static void exp_release(struct exp *x)
 	wsnap_export_copy_release(x);
 	free(x->depth);
 	free(x->created);
+	free(x->cases);
 }
 
 enum wsnap_status wsnap_export_at(const struct wsnap_index *idx, int rootfd,

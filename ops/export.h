@@ -35,6 +35,12 @@
  *    success; on failure the temporary tree is removed (without following
  *    symlinks), so nothing is left behind.
  *
+ * Part of the index (opts->select, the PATH operands of 'wsnap export'):
+ * only the selected nodes are written; their other ancestors are made
+ * like implicit directories (mode 0755 and the index's default mtime when
+ * export creates them, left alone when they exist), whatever the archive
+ * says of them.
+ *
  * Metadata: files get the sanitized mode of the index (7.6) and the
  * archived mtime; symlinks their archived target and mtime; directories the
  * export creates get 0755 (whatever the umask); pre-existing directories
@@ -42,6 +48,12 @@
  * implicit directories get the index's default mtime when export creates
  * them, and are left alone when they already existed. Ownership is never
  * restored. atimes are not set.
+ *
+ *  - on a destination that folds case or normalization (or that cannot be
+ *    told not to), the archive's directories whose entries would not stay
+ *    what they are (two names folding alike, a symlink target resolved
+ *    differently folded) are refused before anything is written into them:
+ *    'destination folds case: <rel>' (export_case.c).
  *
  * The first error stops the export: destination-state rejections are
  * WSNAP_REJECTED (member = the rel path), system errors WSNAP_IO (member =
@@ -66,6 +78,7 @@
 #define WSNAP_REASON_SYMLINK_PARENT   "symlink in parent path"
 #define WSNAP_REASON_PARENT_NOT_DIR   "destination parent is not a directory"
 #define WSNAP_REASON_DIRECTORY_EXISTS "destination directory already exists"
+#define WSNAP_REASON_FOLDS_CASE	      "destination folds case"
 
 /* Most directory descriptors kept open by the parent cache. */
 #define WSNAP_EXPORT_MAX_CACHED_FDS 64
@@ -120,6 +133,12 @@ struct wsnap_export_opts {
 	 * the calling thread; N > 1 uses N whatever the count (tests).
 	 * A compressed input read again, or a node callback, means 1. */
 	unsigned workers;
+	/* Whether the directory open on fd folds case (1) or not (0); NULL:
+	 * wsnap_export_dir_folds. Tests put their own. */
+	int (*dir_folds)(int fd);
+	/* Per ino, an enum wsnap_select_mark (select.h): only YES nodes are
+	 * written, PARENT ones made as implicit directories. NULL: all. */
+	const unsigned char *select;
 };
 
 struct wsnap_export_stats {
@@ -151,5 +170,16 @@ enum wsnap_status wsnap_export_run(const struct wsnap_index *idx,
 				   const struct wsnap_export_opts *opts,
 				   struct wsnap_export_stats *stats,
 				   struct wsnap_error *err);
+
+/*
+ * Whether the directory open on fd may compare names other than byte for
+ * byte (policy.md 7.7): 1 when it folds case or normalization, or when that
+ * cannot be told (a filesystem type not known to compare bytes: FAT, exFAT,
+ * NTFS, HFS+, FUSE, network filesystems; or a probe that fails); 0 for
+ * ext2/3/4, f2fs, tmpfs, btrfs, ramfs and overlayfs without the casefold
+ * flag (FS_IOC_GETFLAGS, FS_CASEFOLD_FL) and XFS without ASCII-CI. Only
+ * reads.
+ */
+int wsnap_export_dir_folds(int fd);
 
 #endif

@@ -19,6 +19,9 @@
  *  - Directories we create are made with mkdirat and fchmod'ed to exactly
  *    WSNAP_DIR_MODE through a descriptor opened O_NOFOLLOW; created[] says
  *    which (pass 3 dates implicit directories only when we made them).
+ *  - Every directory opened or made one component at a time goes through
+ *    wsnap_export_case_check before it is used (7.7); an archive that
+ *    needs the check turns openat2 off, so none is opened otherwise.
  *  - An existing leaf is removed with unlinkat(..., 0), which fails with
  *    EISDIR on a directory instead of removing it, and removes a symlink,
  *    never its target. A leaf that keeps changing under us is given up
@@ -206,7 +209,7 @@ static int open_parent_step(struct exp *x, int dirfd, uint32_t ino,
 	for (tries = 0; tries < LEAF_RETRIES; tries++) {
 		fd = openat(dirfd, name, DIR_OPEN_FLAGS);
 		if (fd >= 0)
-			return fd;
+			return wsnap_export_case_check(x, fd, ino);
 		if (errno == ENOENT) {
 			if (!create) {
 				wsnap_export_fail_io(x, ENOENT, n->path,
@@ -215,7 +218,7 @@ static int open_parent_step(struct exp *x, int dirfd, uint32_t ino,
 			}
 			fd = make_dir(x, dirfd, ino);
 			if (fd >= 0)
-				return fd;
+				return wsnap_export_case_check(x, fd, ino);
 			if (errno == EEXIST || errno == ENOENT ||
 			    errno == ENOTDIR || errno == ELOOP)
 				continue;
@@ -383,6 +386,8 @@ enum wsnap_status wsnap_export_put_dir(struct exp *x, uint32_t ino)
 	return wsnap_export_fail_io(x, EAGAIN, n->path,
 				    "destination keeps changing");
 done:
+	if (wsnap_export_case_check(x, fd, ino) < 0)
+		return x->err->status;
 	push(x, ino, fd);
 	return WSNAP_OK;
 }

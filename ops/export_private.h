@@ -12,6 +12,8 @@
  *  export_pool.c   pass 1's files written on several threads
  *  export_fresh.c  a destination that does not exist: built beside it and
  *                  renamed into place; removing a tree
+ *  export_case.c   destinations that fold case (7.7): the archive's
+ *                  hazards, and probing the directories they lie in
  *
  * One struct exp is one export on one thread: its parent cache, buffers,
  * stats and error are its own. Pass 1's workers each have a struct exp of
@@ -30,6 +32,7 @@
 #include "error.h"
 #include "export.h"
 #include "index.h"
+#include "select.h"
 
 #define DIR_OPEN_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 
@@ -42,6 +45,13 @@ struct exp_level {
 };
 
 struct exp_stream; /* export_copy.c */
+
+/* A directory whose entries are not the same entries where names fold
+ * (export_case.c): member is named in the rejection, other in its reason. */
+struct exp_case {
+	uint32_t member;
+	uint32_t other;
+};
 
 struct exp {
 	const struct wsnap_index *idx;
@@ -59,6 +69,9 @@ struct exp {
 	/* per ino: directory created by us; atomic because a pool worker
 	 * sets it when it makes again a parent another process removed */
 	_Atomic unsigned char *created;
+	/* per ino: the hazard of a directory, or NULL when the archive has
+	 * none (export_case.c); shared read-only by the pool's workers */
+	struct exp_case *cases;
 	uint32_t maxdepth;	 /* deepest node's depth */
 	struct exp_level *stack; /* levels 0..maxdepth; 0 is the root */
 	uint32_t top;		 /* deepest valid level */
@@ -73,6 +86,13 @@ struct exp {
 	uint64_t next_members;
 	uint64_t next_bytes;
 };
+
+/* Whether node ino is written (opts->select). */
+static inline bool exp_selected(const struct exp *x, uint32_t ino)
+{
+	return !x->opts || !x->opts->select ||
+	       x->opts->select[ino] == WSNAP_SELECT_YES;
+}
 
 /* A node and the order it is written in (archive order, or depth). */
 struct order_key {
@@ -179,6 +199,17 @@ unsigned wsnap_export_pool_workers(const struct exp *x, uint32_t nfiles);
 enum wsnap_status wsnap_export_pool_write(struct exp *x,
 					  const struct order_key *files,
 					  uint32_t nfiles, unsigned nworkers);
+
+/* ---- export_case.c -------------------------------------------------- */
+
+/* Finds the archive's hazards (x->cases) and, when there are any, turns
+ * openat2 off and probes the root: WSNAP_OK, the 'destination folds case'
+ * rejection, or WSNAP_IO (out of memory). */
+enum wsnap_status wsnap_export_case_init(struct exp *x);
+
+/* fd, a descriptor just taken of directory ino; or -1 (fd closed, x->err
+ * set to the rejection) when ino is a hazard and fd folds. */
+int wsnap_export_case_check(struct exp *x, int fd, uint32_t ino);
 
 /* ---- export_fresh.c -------------------------------------------------- */
 

@@ -619,6 +619,10 @@ static int add_filter(struct archive *a, enum wsnap_pack_compress c)
 		return archive_write_add_filter_zstd(a) == ARCHIVE_OK ? 0 : -1;
 	case WSNAP_PACK_XZ:
 		return archive_write_add_filter_xz(a) == ARCHIVE_OK ? 0 : -1;
+	case WSNAP_PACK_BZIP2:
+		return archive_write_add_filter_bzip2(a) == ARCHIVE_OK ? 0 : -1;
+	case WSNAP_PACK_LZ4:
+		return archive_write_add_filter_lz4(a) == ARCHIVE_OK ? 0 : -1;
 	default:
 		return archive_write_add_filter_none(a) == ARCHIVE_OK ? 0 : -1;
 	}
@@ -658,6 +662,19 @@ static void set_entry(struct archive_entry *ae, const struct plan_entry *pe,
 	}
 }
 
+/* One member written: the progress callback, if any. */
+static void tell_progress(const struct wsnap_pack_opts *opts,
+			  struct wsnap_pack_progress *g,
+			  const struct plan_entry *pe)
+{
+	if (!opts->progress || !pe->path_len)
+		return;
+	g->members_done++;
+	if (pe->type == WSNAP_RAW_FILE)
+		g->bytes_done += pe->size;
+	opts->progress(opts->progress_ctx, g);
+}
+
 static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 {
 	if (!pe->path_len)
@@ -676,10 +693,13 @@ static void tally(struct wsnap_pack_stats *st, const struct plan_entry *pe)
 /* Step 2: the members the index holds, in its order. */
 static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 				    int out_fd, const char *out_label,
-				    enum wsnap_pack_compress comp,
+				    const struct wsnap_pack_opts *opts,
 				    struct wsnap_pack_stats *st,
 				    struct wsnap_error *err)
 {
+	enum wsnap_pack_compress comp = opts->compress;
+	struct wsnap_pack_progress prog = {0};
+	struct wsnap_index_stats is;
 	struct wsnap_tree_cursor *cur = NULL;
 	struct archive *a = NULL;
 	struct archive_entry *ae = NULL;
@@ -733,6 +753,9 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	}
 	d.a = a;
 	d.buf = buf;
+	wsnap_index_stats(p->idx, &is);
+	prog.members_total = is.members;
+	prog.bytes_total = is.total_bytes;
 	threaded = ahead_start(&q, &th, p, root_fd);
 	for (ino = WSNAP_ROOT_INO; ino <= count; ino++) {
 		const struct plan_entry *pe = plan_entry_of(p, ino);
@@ -761,6 +784,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		}
 		if (st)
 			tally(st, pe);
+		tell_progress(opts, &prog, pe);
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
 		s = write_fail(a, &k, err);
@@ -783,10 +807,12 @@ out:
 	return s;
 }
 
-/* Step 3: read the output back under the same policy. */
+/* Step 3: read the output back under the same policy; st (may be NULL)
+ * gets the compression found. */
 static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 				    const struct wsnap_policy *policy,
 				    const char *out_label,
+				    struct wsnap_pack_stats *st,
 				    struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {0};
@@ -808,6 +834,8 @@ static enum wsnap_status plan_check(const struct plan *p, int out_fd,
 		s = wsnap_error_io(err, 0, out_label,
 				   "written archive does not hold the "
 				   "directory's members");
+	if (st)
+		st->compression = got.compression;
 	wsnap_index_free(idx);
 	return s;
 }
@@ -826,30 +854,57 @@ enum wsnap_status wsnap_pack_fd(int root_fd, const char *label, int out_fd,
 	if (s == WSNAP_OK && opts->after_plan)
 		opts->after_plan(opts->after_plan_ctx);
 	if (s == WSNAP_OK)
-		s = plan_write(&p, root_fd, out_fd, "", opts->compress, st,
-			       err);
+		s = plan_write(&p, root_fd, out_fd, "", opts, st, err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, out_fd, opts->policy, "", err);
+		s = plan_check(&p, out_fd, opts->policy, "", st, err);
 	plan_release(&p);
 	return s;
 }
 
-static bool ends_with(const char *s, const char *suffix)
+static char ascii_lower(char ch)
 {
-	size_t n = strlen(s), m = strlen(suffix);
-
-	return n >= m && strcmp(s + n - m, suffix) == 0;
+	return ch >= 'A' && ch <= 'Z' ? (char)(ch - 'A' + 'a') : ch;
 }
 
-enum wsnap_pack_compress wsnap_pack_compress_for(const char *out)
+/* Whether s ends with suffix (lowercase), ASCII case ignored in s: not
+ * strcasecmp(), whose idea of case follows the locale. */
+static bool ends_with_nocase(const char *s, const char *suffix)
 {
-	if (ends_with(out, ".tar.gz") || ends_with(out, ".tgz"))
-		return WSNAP_PACK_GZIP;
-	if (ends_with(out, ".tar.zst") || ends_with(out, ".tzst"))
-		return WSNAP_PACK_ZSTD;
-	if (ends_with(out, ".tar.xz") || ends_with(out, ".txz"))
-		return WSNAP_PACK_XZ;
-	return WSNAP_PACK_NONE;
+	size_t n = strlen(s), m = strlen(suffix), i;
+
+	if (n < m)
+		return false;
+	for (i = 0; i < m; i++)
+		if (ascii_lower(s[n - m + i]) != suffix[i])
+			return false;
+	return true;
+}
+
+int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c)
+{
+	static const struct {
+		const char *ext;
+		enum wsnap_pack_compress c;
+	} exts[] = {
+		{".tar", WSNAP_PACK_NONE},   {".tar.gz", WSNAP_PACK_GZIP},
+		{".tgz", WSNAP_PACK_GZIP},   {".tar.bz2", WSNAP_PACK_BZIP2},
+		{".tbz2", WSNAP_PACK_BZIP2}, {".tar.xz", WSNAP_PACK_XZ},
+		{".txz", WSNAP_PACK_XZ},     {".tar.zst", WSNAP_PACK_ZSTD},
+		{".tzst", WSNAP_PACK_ZSTD},  {".tar.lz4", WSNAP_PACK_LZ4},
+	};
+	size_t i;
+
+	if (strcmp(out, "-") == 0) {
+		*c = WSNAP_PACK_NONE;
+		return 0;
+	}
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+		if (ends_with_nocase(out, exts[i].ext)) {
+			*c = exts[i].c;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
@@ -858,10 +913,9 @@ int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
 		const char *name;
 		enum wsnap_pack_compress c;
 	} names[] = {
-		{"none", WSNAP_PACK_NONE},
-		{"gzip", WSNAP_PACK_GZIP},
-		{"zstd", WSNAP_PACK_ZSTD},
-		{"xz", WSNAP_PACK_XZ},
+		{"none", WSNAP_PACK_NONE},   {"gzip", WSNAP_PACK_GZIP},
+		{"bzip2", WSNAP_PACK_BZIP2}, {"xz", WSNAP_PACK_XZ},
+		{"zstd", WSNAP_PACK_ZSTD},   {"lz4", WSNAP_PACK_LZ4},
 	};
 	size_t i;
 
@@ -947,9 +1001,9 @@ enum wsnap_status wsnap_pack_run(const char *dir, const char *out,
 			goto out;
 		}
 	}
-	s = plan_write(&p, root_fd, fd, out, opts->compress, st, err);
+	s = plan_write(&p, root_fd, fd, out, opts, st, err);
 	if (s == WSNAP_OK)
-		s = plan_check(&p, fd, opts->policy, out, err);
+		s = plan_check(&p, fd, opts->policy, out, st, err);
 	if (s != WSNAP_OK)
 		goto out;
 	if (to_stdout) {

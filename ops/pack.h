@@ -33,12 +33,31 @@
 #include "error.h"
 #include "policy.h"
 
+/* Every compression wsnap reads (libarchive's write filters of those). */
 enum wsnap_pack_compress {
 	WSNAP_PACK_NONE,
 	WSNAP_PACK_GZIP,
 	WSNAP_PACK_ZSTD,
 	WSNAP_PACK_XZ,
+	WSNAP_PACK_BZIP2,
+	WSNAP_PACK_LZ4,
 };
+
+/* How far the writing (step 2) is. */
+struct wsnap_pack_progress {
+	uint64_t members_done; /* written, root excluded */
+	uint64_t members_total;
+	uint64_t bytes_done; /* file bytes written */
+	uint64_t bytes_total;
+};
+
+/* The names --compress takes, as its usage line shows them. */
+#define WSNAP_PACK_COMPRESS_NAMES "none|gzip|bzip2|xz|zstd|lz4"
+
+/* The extensions wsnap_pack_compress_for knows, for messages. */
+#define WSNAP_PACK_EXTENSIONS                                                  \
+	".tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, .tar.zst, "      \
+	".tzst or .tar.lz4"
 
 struct wsnap_pack_opts {
 	const struct wsnap_policy *policy;
@@ -51,6 +70,10 @@ struct wsnap_pack_opts {
 	 */
 	void (*after_plan)(void *ctx);
 	void *after_plan_ctx;
+	/* Optional: called after each member written (the caller decides
+	 * when to show it); last with members_done == members_total. */
+	void (*progress)(void *ctx, const struct wsnap_pack_progress *p);
+	void *progress_ctx;
 };
 
 struct wsnap_pack_stats {
@@ -60,15 +83,23 @@ struct wsnap_pack_stats {
 	uint64_t symlinks;
 	uint64_t file_bytes; /* sum of file sizes */
 	uint64_t out_bytes;  /* bytes of the (compressed) archive */
+	/* as read back by the check ("none", "gzip", ...; static) */
+	const char *compression;
 };
 
 /*
- * Compression for an output name: '.tar.gz'/'.tgz' gzip, '.tar.zst'/'.tzst'
- * zstd, '.tar.xz'/'.txz' xz, anything else (and '-') none.
+ * The compression an output name asks for, into *c: '.tar' none,
+ * '.tar.gz'/'.tgz' gzip, '.tar.bz2'/'.tbz2' bzip2, '.tar.xz'/'.txz' xz,
+ * '.tar.zst'/'.tzst' zstd, '.tar.lz4' lz4, and '-' (standard output) none.
+ * The extension is matched without regard to ASCII case ('X.TAR.GZ' is
+ * gzip): a name in capitals asks for the same thing. Returns 0, or -1 for
+ * any other name (then OUT needs --compress: 'p.zip', 'p.tar.gz.part',
+ * 'p').
  */
-enum wsnap_pack_compress wsnap_pack_compress_for(const char *out);
+int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c);
 
-/* Parses 'none', 'gzip', 'zstd', 'xz'; returns 0, or -1 for another name. */
+/* Parses a name of WSNAP_PACK_COMPRESS_NAMES; returns 0, or -1 for another
+ * name. */
 int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c);
 
 /*

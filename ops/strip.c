@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fileid.h"
 #include "fsutil.h"
 #include "index.h"
 #include "reader.h"
@@ -455,6 +456,7 @@ static void strip_policy(struct wsnap_policy *p,
 	p->max_file_size = caller->max_file_size;
 	p->max_path_length = caller->max_path_length;
 	p->max_depth = caller->max_depth;
+	p->max_index_size = caller->max_index_size;
 }
 
 enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
@@ -478,8 +480,10 @@ enum wsnap_status wsnap_strip_run_with(int in_fd, int out_fd,
 	struct wsnap_reader_opts vopts = {.keep_data = false, .tmpdir = tmpdir};
 	struct wsnap_index *in_idx = NULL, *out_idx = NULL;
 	struct wsnap_policy p1, p3, caller;
-	struct stat st0, st1;
+	struct wsnap_fileid id0, id1;
+	struct stat st0;
 	bool reread;
+	int rc;
 	struct wsnap_index_stats ist;
 	struct strip_copy c;
 	enum wsnap_status s;
@@ -498,6 +502,14 @@ enum wsnap_status wsnap_strip_run_with(int in_fd, int out_fd,
 	/* Step 1: the input, every member, under section 8. A regular file
 	 * is read again in step 2; a pipe's stream is kept (spilled). */
 	reread = fstat(in_fd, &st0) == 0 && S_ISREG(st0.st_mode);
+	/* read twice: the same file, unchanged, both times (fileid.h) */
+	rc = reread ? wsnap_fileid_settle(in_fd, &id0) : 0;
+	if (rc) {
+		s = wsnap_error_io(err, -rc, NULL,
+				   rc == -EBUSY ? "archive keeps changing"
+						: "cannot stat archive");
+		goto out;
+	}
 	ropts.keep_data = !reread;
 	s = load ? load(ctx, in_fd, &p1, ropts.keep_data, &in_idx, err)
 		 : wsnap_index_build(&in_idx, in_fd, &p1, &ropts, err);
@@ -508,10 +520,8 @@ enum wsnap_status wsnap_strip_run_with(int in_fd, int out_fd,
 	s = copy_archive(&c, reread ? in_fd : wsnap_index_data_fd(in_idx));
 	if (s != WSNAP_OK)
 		goto out;
-	if (reread && (fstat(in_fd, &st1) < 0 || st1.st_ino != st0.st_ino ||
-		       st1.st_dev != st0.st_dev || st1.st_size != st0.st_size ||
-		       st1.st_mtim.tv_sec != st0.st_mtim.tv_sec ||
-		       st1.st_mtim.tv_nsec != st0.st_mtim.tv_nsec)) {
+	if (reread && (wsnap_fileid_get(in_fd, &id1) != 0 ||
+		       !wsnap_fileid_same(&id0, &id1))) {
 		s = wsnap_error_io(err, EIO, NULL,
 				   "archive changed since it was read");
 		goto out;

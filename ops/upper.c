@@ -15,6 +15,10 @@
  *    O_DIRECTORY | O_NOFOLLOW, never following a symlink;
  *  - memory per directory level: its merged listing; levels are bounded by
  *    the policy's depth, as in the walker.
+ *
+ * Over 800 lines: the walk, the listings and the diff side share the
+ * view's state (struct wsnap_upper); fuse-overlayfs' '.wh.' names are in
+ * upper_fuse.c.
  */
 #include "upper.h"
 
@@ -32,18 +36,17 @@
 #include "fsutil.h"
 #include "grow.h"
 #include "tree.h"
+#include "upper_fuse.h"
 
 /* Longest redirect xattr value read (the kernel's own limit is lower). */
 #define UPPER_REDIRECT_MAX 4096
 
-#define WH_PREFIX     ".wh."
-#define WH_PREFIX_LEN 4
-#define WH_OPAQUE     ".wh..wh..opq"
-
 struct wsnap_upper {
 	const struct wsnap_index *lower;
 	int upper_fd;
+	int merged_fd; /* the workspace (upper_fuse.h); -1: none */
 	enum wsnap_upper_format fmt;
+	const char *declined; /* why the layers cannot say it, or NULL */
 	const char *label;
 	const struct wsnap_policy *policy;
 	struct wsnap_index *merged;
@@ -89,10 +92,19 @@ struct listing {
 	struct entry *e; /* the merged entries, sorted */
 	size_t count;
 	bool opaque; /* fuse-overlayfs' '.wh..wh..opq' was seen */
+	int live;    /* this directory in the workspace (upper_fuse.h) */
 };
+
+static void listing_init(struct listing *l)
+{
+	memset(l, 0, sizeof(*l));
+	l->live = WSNAP_UPPER_LIVE_UNOPENED;
+}
 
 static void listing_release(struct listing *l)
 {
+	if (l->live >= 0)
+		close(l->live);
 	free(l->bytes);
 	free(l->uoff);
 	free(l->ust);
@@ -141,10 +153,22 @@ static bool fuse_fmt(const struct wsnap_upper *u)
 	return u->fmt == WSNAP_UPPER_FUSE_OVERLAYFS;
 }
 
-/* fuse-overlayfs shows no name that starts with '.wh.', in any layer. */
+/* fuse-overlayfs takes a name that starts with '.wh.' for a marker. */
 static bool hidden_name(const struct wsnap_upper *u, const char *name)
 {
 	return fuse_fmt(u) && strncmp(name, WH_PREFIX, WH_PREFIX_LEN) == 0;
+}
+
+/*
+ * Gives up on the view: the layers alone cannot say what the workspace
+ * shows. The walk unwinds as on an error; wsnap_upper_new turns it into
+ * no view and the reason.
+ */
+static enum wsnap_status decline(struct wsnap_upper *u, const char *why,
+				 struct wsnap_error *err)
+{
+	u->declined = why;
+	return wsnap_error_io(err, 0, u->label, "%s", why);
 }
 
 static int cmp_name_ptr(const void *a, const void *b)
@@ -257,6 +281,11 @@ static enum wsnap_status list_one(struct wsnap_upper *u, int fd,
 
 	u->stats.upper_entries++;
 	if (hidden_name(u, name)) {
+		const char *why = wsnap_upper_fuse_check(fd, name, u->merged_fd,
+							 u->pb.buf, &l->live);
+
+		if (why)
+			return decline(u, why, err);
 		if (strcmp(name, WH_OPAQUE) == 0) {
 			l->opaque = true;
 			return WSNAP_OK;
@@ -376,7 +405,7 @@ static enum wsnap_status merge(struct wsnap_upper *u, struct listing *l,
 			l->e[n++] = up[j++];
 		if (j < l->nup && cmp == 0)
 			continue; /* the upper entry of that name wins */
-		if (is_gone(l, name) || hidden_name(u, name))
+		if (is_gone(l, name))
 			continue;
 		l->e[n].name = name;
 		l->e[n].lower = kids[i];
@@ -513,11 +542,8 @@ static enum wsnap_status walk_lower(struct wsnap_upper *u, uint32_t ino,
 	for (i = 0; i < nk && s == WSNAP_OK; i++) {
 		const char *name =
 			wsnap_node_name(wsnap_index_node(u->lower, kids[i]));
-		int e;
+		int e = wsnap_pathbuf_push(&u->pb, name, strlen(name));
 
-		if (hidden_name(u, name))
-			continue;
-		e = wsnap_pathbuf_push(&u->pb, name, strlen(name));
 		if (e == ENAMETOOLONG)
 			return wsnap_error_reject(err, u->pb.buf,
 						  "path too long");
@@ -587,7 +613,7 @@ static enum wsnap_status walk_dir(struct wsnap_upper *u, int fd, uint32_t lower,
 	uint64_t count = 0;
 	bool listed;
 
-	memset(&l, 0, sizeof(l));
+	listing_init(&l);
 	s = list_upper(u, fd, lower, &l, err);
 	if (s == WSNAP_OK)
 		s = merge(u, &l, l.opaque ? 0 : lower, err);
@@ -735,19 +761,22 @@ void wsnap_upper_diff_side(struct wsnap_upper *u, struct wsnap_diff_side *side)
 
 enum wsnap_status wsnap_upper_new(struct wsnap_upper **out,
 				  const struct wsnap_index *lower, int upper_fd,
-				  enum wsnap_upper_format fmt,
+				  int merged_fd, enum wsnap_upper_format fmt,
 				  const char *label, const char *lower_label,
 				  const struct wsnap_policy *policy,
+				  const char **declined,
 				  struct wsnap_error *err)
 {
 	struct wsnap_upper *u = calloc(1, sizeof(*u));
 	enum wsnap_status s;
 
 	*out = NULL;
+	*declined = NULL;
 	if (!u)
 		return wsnap_error_io(err, ENOMEM, label, "out of memory");
 	u->lower = lower;
 	u->upper_fd = upper_fd;
+	u->merged_fd = merged_fd;
 	u->fmt = fmt;
 	u->label = label;
 	u->policy = policy;
@@ -760,6 +789,8 @@ enum wsnap_status wsnap_upper_new(struct wsnap_upper **out,
 		goto fail;
 	}
 	s = wsnap_builder_new(&u->b, policy, err);
+	if (s == WSNAP_OK && fuse_fmt(u) && wsnap_upper_fuse_hidden(lower))
+		s = decline(u, "a '.wh.' name in the archive", err);
 	if (s == WSNAP_OK)
 		s = walk_root(u, err);
 	if (s == WSNAP_OK) {
@@ -778,6 +809,11 @@ enum wsnap_status wsnap_upper_new(struct wsnap_upper **out,
 	*out = u;
 	return WSNAP_OK;
 fail:
+	if (u->declined) {
+		*declined = u->declined;
+		wsnap_error_clear(err);
+		s = WSNAP_OK;
+	}
 	wsnap_upper_free(u);
 	return s;
 }
@@ -791,6 +827,12 @@ void wsnap_upper_stats(const struct wsnap_upper *u,
 		       struct wsnap_upper_stats *st)
 {
 	*st = u->stats;
+}
+
+uint32_t wsnap_upper_source(const struct wsnap_upper *u,
+			    const struct wsnap_node *n)
+{
+	return source_of(u, n);
 }
 
 void wsnap_upper_free(struct wsnap_upper *u)

@@ -22,7 +22,13 @@
  *  - anything else in the upper directory is the entry itself (a copied-up
  *    or new file holds all its data: metacopy is off), and a directory in
  *    both layers merges their entries.
- * fuse-overlayfs hides every name that starts with '.wh.', in both layers.
+ * fuse-overlayfs takes every name that starts with '.wh.' for a marker, in
+ * both layers, when it reads them from disk, but shows what it made under
+ * such a name itself until it is mounted again. Where that matters (such a
+ * name in the archive, a '.wh.' name that the workspace shows, a bare
+ * '.wh.', a whiteout beside the entry it names) the view declines and the
+ * caller compares through the overlay; otherwise each '.wh.' name costs a
+ * lookup or two in the workspace, the only requests that cross it.
  *
  * The merged tree is produced member by member exactly as the directory
  * walker (tree.h) would produce it from the workspace: root ".", entries
@@ -61,19 +67,32 @@ struct wsnap_upper;
 /*
  * Builds the merged view of lower (the snapshot's index, built with
  * keep_data under policy; it must outlive the view, as must policy) and
- * the upper directory upper_fd (not closed; must outlive the view). label
- * names the workspace in messages ("label/rel"), lower_label the archive.
- * On success *out owns the view.
+ * the upper directory upper_fd (not closed; must outlive the view).
+ * merged_fd is the workspace itself (not closed; -1 if none), where
+ * fuse-overlayfs' '.wh.' names are looked up. label names the workspace in
+ * messages ("label/rel"), lower_label the archive. On success *out owns
+ * the view; or, when the layers cannot say what the workspace shows (see
+ * above), *out is NULL, *declined (static text) says why and the caller
+ * compares through the overlay instead.
  * Errors: those of the walker and the builder for the merged tree
  * (WSNAP_REJECTED, WSNAP_IO), and WSNAP_IO for an upper directory that
  * cannot be read.
  */
 enum wsnap_status wsnap_upper_new(struct wsnap_upper **out,
 				  const struct wsnap_index *lower, int upper_fd,
-				  enum wsnap_upper_format fmt,
+				  int merged_fd, enum wsnap_upper_format fmt,
 				  const char *label, const char *lower_label,
 				  const struct wsnap_policy *policy,
+				  const char **declined,
 				  struct wsnap_error *err);
+
+/*
+ * The first node of idx (in path order) whose name starts with '.wh.',
+ * which fuse-overlayfs would take for a whiteout or an opaque marker
+ * instead of showing it (a bare '.wh.' even empties its directory); NULL
+ * when there is none. The kernel's overlayfs shows such names as they are.
+ */
+const struct wsnap_node *wsnap_upper_fuse_hidden(const struct wsnap_index *idx);
 
 /* The merged index (owned by the view). */
 const struct wsnap_index *wsnap_upper_index(const struct wsnap_upper *u);
@@ -89,6 +108,14 @@ void wsnap_upper_stats(const struct wsnap_upper *u,
  * Valid while u lives.
  */
 void wsnap_upper_diff_side(struct wsnap_upper *u, struct wsnap_diff_side *side);
+
+/*
+ * Where merged node n (of wsnap_upper_index) comes from: the ino of the
+ * lower index node it is, taken whole from the lower layer (so it holds
+ * that node's bytes), or 0 when it lives in the upper directory.
+ */
+uint32_t wsnap_upper_source(const struct wsnap_upper *u,
+			    const struct wsnap_node *n);
 
 /* Frees the view and its index. NULL does nothing. */
 void wsnap_upper_free(struct wsnap_upper *u);

@@ -2,9 +2,12 @@
 # Installs what wsnap needs to build, test and benchmark on Debian 12 (root).
 # Does nothing when everything is already there.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev
-      libxxhash-dev libssl-dev libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
-      python3-pip fuse-overlayfs psmisc clang clang-format)
+pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev liblzma-dev
+      libxxhash-dev libssl-dev
+      libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
+      python3-pip fuse-overlayfs psmisc clang clang-format tar
+      libgit2-dev git patch                  # diff --patch and its tests
+      e2fsprogs dosfstools xfsprogs bindfs) # destinations of e2e_export_casefold
 [ "${WSNAP_BENCH_DEPS:-0}" = 1 ] && pkgs+=(archivemount time)
 # tests/e2e/e2e_package.sh builds the Debian package and runs lintian: it is
 # skipped without these, and requires them with WSNAP_PACKAGE_TEST=1.

@@ -12,8 +12,9 @@
 # Crashes, leaks, timeouts and OOMs are written to build-fuzz/artifacts/
 # TARGET/ and make the script fail; reproduce one with
 # 'build-fuzz/fuzz/TARGET FILE'. Afterwards fuzz/tarfile_diff.py compares
-# wsnap with Python's tarfile on every input of the corpus that wsnap
-# accepts; a difference fails the script too.
+# wsnap with Python's tarfile and GNU tar (listing and extracting) on every
+# input of the corpus that wsnap accepts; a difference fails the script
+# too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -56,7 +57,8 @@ for t in "${targets[@]}"; do
 	fi
 done
 # Parser differentials: whatever wsnap accepts, Python's tarfile (the
-# reference's reader) must read alike, over the seeds and what was found.
+# reference's reader) and GNU tar must read alike, over the seeds and what
+# was found.
 if [ -d "$corpus_root/fuzz_index" ]; then
 	echo "== tarfile_diff over the fuzz_index corpus"
 	python3 fuzz/tarfile_diff.py "$dir/tools/wsnap" fuzz/corpus/seed \

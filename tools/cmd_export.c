@@ -1,4 +1,8 @@
-/* wsnap export: safe extraction (policy.md sections 7 and 8). */
+/*
+ * wsnap export: safe extraction (policy.md sections 7 and 8), of the whole
+ * archive or of what the PATH operands select (select.h); the whole
+ * archive is validated either way.
+ */
 #include <errno.h>
 #include <signal.h>
 #include <inttypes.h>
@@ -6,24 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "export.h"
 #include "json.h"
 #include "opts.h"
+#include "select.h"
 
-/* A progress line is shown on a terminal from this size on. */
+/* Long work (a progress line on a terminal) from this size on. */
 #define PROGRESS_MIN_MEMBERS 20000u
 #define PROGRESS_MIN_BYTES   (256ull << 20)
-#define PROGRESS_INTERVAL_NS 200000000ll
 
 struct export_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_load_opts load;
-	bool json;
-	bool verbose;
 };
 
 /* --strip-prefix P: section 8, in the policy (target). */
@@ -39,23 +41,21 @@ static int set_strip_prefix(const char *cmd, void *policy, const char *arg)
 #define T struct export_args
 /* clang-format off */
 static const struct wsnap_option export_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_CALLBACK(0, "strip-prefix", "P", offsetof(T, policy),
 			   set_strip_prefix,
 			   "members are relative to P (policy.md section 8)"),
-	WSNAP_OPT_JSON(T, json,
-		       "print a JSON summary (counts, bytes) on stdout"),
-	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
-		       "print a summary line on stdout"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
 static const struct wsnap_cmd_usage export_usage = {
 	.name = "export",
-	.operands = "ARCHIVE|- DEST",
+	.operands = "ARCHIVE|- DEST [PATH...]",
 	.description =
-		"Validates the whole archive, then writes it to DEST without "
+		"Validates the whole archive, then writes it (or only the "
+		"PATHs and what is below them) to DEST without "
 		"ever touching anything outside DEST: no symlink is followed, "
 		"files are created 0600 and get their sanitized mode only "
 		"once complete, symlinks come last. A DEST that does not "
@@ -96,39 +96,14 @@ static void catch_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-struct progress_line {
-	bool on;
-	bool shown;
-	struct timespec last;
-};
-
 static void show_progress(void *ctx, const struct wsnap_export_progress *p)
 {
-	struct progress_line *pl = ctx;
-	struct timespec now;
-	long long dt;
-
-	if (!pl->on)
-		return;
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	dt = (now.tv_sec - pl->last.tv_sec) * 1000000000ll +
-	     (now.tv_nsec - pl->last.tv_nsec);
-	if (pl->shown && dt < PROGRESS_INTERVAL_NS &&
-	    p->members_done < p->members_total)
-		return;
-	pl->last = now;
-	pl->shown = true;
-	fprintf(stderr,
-		"\rwsnap: export: %" PRIu64 "/%" PRIu64 " members, %" PRIu64
-		"/%" PRIu64 " MiB",
-		p->members_done, p->members_total, p->bytes_done >> 20,
-		p->bytes_total >> 20);
-	if (p->members_done >= p->members_total)
-		fputc('\n', stderr);
-	fflush(stderr);
+	wsnap_progress_members(ctx, "export", p->members_done, p->members_total,
+			       p->bytes_done, p->bytes_total);
 }
 
-static void print_json(const char *dest, const struct wsnap_export_stats *st)
+static void print_json(const char *dest, const struct wsnap_export_stats *st,
+		       const struct wsnap_index_stats *is)
 {
 	struct wsnap_json j;
 
@@ -137,24 +112,31 @@ static void print_json(const char *dest, const struct wsnap_export_stats *st)
 	wsnap_json_cstring(&j, "dest", dest);
 	wsnap_json_bool(&j, "created", st->created);
 	wsnap_json_u64(&j, "members", st->members);
-	wsnap_json_u64(&j, "dirs", st->dirs);
-	wsnap_json_u64(&j, "dirs_kept", st->dirs_kept);
+	wsnap_json_u64(&j, "directories", st->dirs);
+	wsnap_json_u64(&j, "directories_kept", st->dirs_kept);
 	wsnap_json_u64(&j, "files", st->files);
 	wsnap_json_u64(&j, "symlinks", st->symlinks);
-	wsnap_json_u64(&j, "replaced", st->replaced);
 	wsnap_json_u64(&j, "bytes", st->bytes);
+	wsnap_json_u64(&j, "replaced", st->replaced);
+	wsnap_json_cstring(&j, "compression", is->compression);
 	wsnap_json_end(&j);
 }
 
 static void print_summary(const char *dest, const struct wsnap_export_stats *st)
 {
-	printf("exported %" PRIu64 " members to ", st->members);
-	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, dest, strlen(dest));
-	printf("%s: %" PRIu64 " directories created, %" PRIu64 " kept, %" PRIu64
-	       " files (%" PRIu64 " bytes), %" PRIu64 " symlinks, %" PRIu64
-	       " entries replaced\n",
-	       st->created ? " (new)" : "", st->dirs, st->dirs_kept, st->files,
-	       st->bytes, st->symlinks, st->replaced);
+	fprintf(stderr, "wsnap: export: %" PRIu64 " %s to ", st->members,
+		wsnap_plural(st->members, "member", "members"));
+	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, dest, strlen(dest));
+	fprintf(stderr,
+		"%s: %" PRIu64 " %s (%" PRIu64 " %s), %" PRIu64 " %s created, "
+		"%" PRIu64 " kept, %" PRIu64 " %s; %" PRIu64 " %s replaced\n",
+		st->created ? " (new)" : "", st->files,
+		wsnap_plural(st->files, "file", "files"), st->bytes,
+		wsnap_plural(st->bytes, "byte", "bytes"), st->dirs,
+		wsnap_plural(st->dirs, "directory", "directories"),
+		st->dirs_kept, st->symlinks,
+		wsnap_plural(st->symlinks, "symlink", "symlinks"), st->replaced,
+		wsnap_plural(st->replaced, "entry", "entries"));
 }
 
 int wsnap_cmd_export(int argc, char **argv)
@@ -163,9 +145,13 @@ int wsnap_cmd_export(int argc, char **argv)
 	struct wsnap_index *idx = NULL;
 	struct wsnap_export_stats st;
 	struct wsnap_export_opts eo;
-	struct progress_line pl;
+	struct wsnap_progress line;
 	struct wsnap_index_stats is;
 	struct wsnap_error err;
+	enum wsnap_status s;
+	unsigned char *sel = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
 	bool reread = false;
 	struct stat in_st;
 	int rc, in_fd = -1;
@@ -176,16 +162,19 @@ int wsnap_cmd_export(int argc, char **argv)
 	rc = wsnap_options_parse(&export_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	if (argc != 2) {
-		rc = wsnap_usage_error("export",
-				       argc > 2 ? "too many arguments"
-						: "missing ARCHIVE DEST");
+	wsnap_common_apply(&a.common);
+	if (argc < 2) {
+		rc = wsnap_usage_error("export", "missing ARCHIVE DEST");
 		goto out;
 	}
 	if (argv[1][0] == '\0') {
 		rc = wsnap_usage_error("export", "empty DEST");
 		goto out;
 	}
+	npaths = (size_t)argc - 2;
+	rc = wsnap_paths_parse("export", argv + 2, npaths, &paths);
+	if (rc)
+		goto out;
 	/*
 	 * A regular file is read again for the data (in place, or
 	 * decompressed a second time): no temporary copy. Only a pipe has its
@@ -196,25 +185,29 @@ int wsnap_cmd_export(int argc, char **argv)
 	if (in_fd < 0 || fstat(in_fd, &in_st) < 0) {
 		if (in_fd >= 0)
 			wsnap_error_io(&err, errno, argv[0], "cannot stat");
-		rc = wsnap_report(&err, a.json);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
 	/* (with a sidecar the data is read through the index, whose digests
 	 * are checked on the way) */
 	reread = S_ISREG(in_st.st_mode) && !a.load.index;
-	a.load.verbose = a.verbose;
+	a.load.verbose = a.common.verbose;
 	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &a.load, &idx,
-			      &err) != WSNAP_OK) {
-		rc = wsnap_report(&err, a.json);
+			      &err) != WSNAP_OK ||
+	    (paths &&
+	     wsnap_select_build(idx, paths, npaths, &sel, &err) != WSNAP_OK)) {
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
 	wsnap_index_stats(idx, &is);
-	memset(&pl, 0, sizeof(pl));
-	pl.on = isatty(STDERR_FILENO) && (is.members >= PROGRESS_MIN_MEMBERS ||
-					  is.total_bytes >= PROGRESS_MIN_BYTES);
+	wsnap_progress_begin(&line,
+			     is.members >= PROGRESS_MIN_MEMBERS ||
+				     is.total_bytes >= PROGRESS_MIN_BYTES,
+			     0);
 	memset(&eo, 0, sizeof(eo));
-	eo.progress = show_progress;
-	eo.ctx = &pl;
+	eo.progress = line.on ? show_progress : NULL;
+	eo.ctx = &line;
+	eo.select = sel;
 	eo.cancel = &interrupted;
 	if (reread) {
 		eo.flags |= WSNAP_EXPORT_INPUT;
@@ -222,18 +215,20 @@ int wsnap_cmd_export(int argc, char **argv)
 		eo.input_stat = &in_st;
 	}
 	catch_signals();
-	if (wsnap_export_run(idx, argv[1], &eo, &st, &err) != WSNAP_OK) {
-		if (pl.shown)
-			fputc('\n', stderr);
-		rc = wsnap_report(&err, a.json);
+	s = wsnap_export_run(idx, argv[1], &eo, &st, &err);
+	wsnap_progress_end(&line);
+	if (s != WSNAP_OK) {
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	if (a.json)
-		print_json(argv[1], &st);
-	else if (a.verbose)
+	if (a.common.verbose)
 		print_summary(argv[1], &st);
+	if (a.common.json)
+		print_json(argv[1], &st, &is);
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
+	free(sel);
+	wsnap_paths_free(paths, npaths);
 	if (in_fd >= 0)
 		close(in_fd);
 	wsnap_index_free(idx);

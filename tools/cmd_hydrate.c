@@ -1,5 +1,5 @@
 /*
- * wsnap hydrate [POLICY] [--upper DIR] [--force] [--overlay KIND] [-v]
+ * wsnap hydrate [--upper DIR] [--force] [--overlay KIND] [OPTIONS] [POLICY]
  *               ARCHIVE WORKSPACE
  *
  * Order: options (exit 2); the workspace and the upper directory checked
@@ -27,12 +27,16 @@
 
 #define CMD "hydrate"
 
+static const char hint_force[] =
+	"--force mounts over a workspace that is not empty (its files are "
+	"hidden until unmounted)";
+
 struct hydrate_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_load_opts load;
 	const char *upper; /* --upper, or NULL */
 	bool force;
-	bool verbose;
 	enum wsnap_overlay kind;
 	const char *archive;
 	const char *workspace;
@@ -60,8 +64,6 @@ static int set_overlay(const char *cmd, void *target, const char *arg)
 #define T struct hydrate_args
 /* clang-format off */
 static const struct wsnap_option hydrate_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_STRING(0, "upper", "DIR", T, upper,
 			 "keep changes in DIR (kept by unmount; a fresh upper "
 			 "directory in the state directory is removed)"),
@@ -72,8 +74,9 @@ static const struct wsnap_option hydrate_options[] = {
 			   set_overlay,
 			   "auto (default: the kernel's overlayfs where "
 			   "permitted, else fuse-overlayfs), kernel or fuse"),
-	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
-		       "say what was mounted where"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -86,8 +89,7 @@ static const struct wsnap_cmd_usage hydrate_usage = {
 		"upper directory over it is mounted at WORKSPACE (made if "
 		"missing). Files are read from the archive lazily; every "
 		"change lands in the upper directory. Returns once WORKSPACE "
-		"answers; 'wsnap unmount WORKSPACE' takes it all down.\n"
-		"\n"
+		"answers; 'wsnap unmount WORKSPACE' takes it all down. "
 		"State: WORKSPACE's sibling .NAME.wsnap/ (lower/, upper/, "
 		"work/, state).",
 	.exit_status =
@@ -106,6 +108,7 @@ static int parse_args(struct hydrate_args *a, int argc, char **argv)
 	rc = wsnap_options_parse(&hydrate_usage, a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		return rc ? rc : -1;
+	wsnap_common_apply(&a->common);
 	if (argc != 2)
 		return wsnap_usage_error(CMD, "want ARCHIVE and WORKSPACE");
 	a->archive = argv[0];
@@ -308,11 +311,51 @@ static void roll_back(const struct wsnap_hydrate_state *st)
 		wsnap_report(&err, false);
 }
 
-/* Writes text, then path quoted like a member name, to stdout. */
+/* Writes text, then path quoted like a member name, to stderr. */
 static void say_path(const char *text, const char *path)
 {
-	fputs(text, stdout);
-	wsnap_put_escaped(stdout, WSNAP_ESC_REPR, path, strlen(path));
+	fputs(text, stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, path, strlen(path));
+}
+
+static const char *overlay_name(enum wsnap_overlay kind)
+{
+	return kind == WSNAP_OVERLAY_KERNEL ? "kernel" : "fuse-overlayfs";
+}
+
+/* -v: what was mounted where, the paths quoted and escaped like names. */
+static void say_hydrated(const struct wsnap_hydrate_state *st,
+			 const struct wsnap_index *idx)
+{
+	struct wsnap_index_stats is;
+
+	say_path("wsnap: hydrate: ", st->workspace);
+	fprintf(stderr, ": %s overlay", overlay_name(st->kind));
+	say_path(" of ", st->upper);
+	say_path(" over ", st->lower);
+	say_path(" (state in ", st->dir);
+	fputs(")\n", stderr);
+	wsnap_index_stats(idx, &is);
+	wsnap_say_summary("hydrate", st->archive, &is);
+}
+
+static void print_json(const struct wsnap_hydrate_state *st,
+		       const struct wsnap_index *idx)
+{
+	struct wsnap_index_stats is;
+	struct wsnap_json j;
+
+	wsnap_index_stats(idx, &is);
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "workspace", st->workspace);
+	wsnap_json_cstring(&j, "archive", st->archive);
+	wsnap_json_cstring(&j, "overlay", overlay_name(st->kind));
+	wsnap_json_cstring(&j, "upper", st->upper);
+	wsnap_json_cstring(&j, "lower", st->lower);
+	wsnap_json_cstring(&j, "state", st->dir);
+	wsnap_json_summary(&j, &is);
+	wsnap_json_end(&j);
 }
 
 int wsnap_cmd_hydrate(int argc, char **argv)
@@ -321,6 +364,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	struct hydrate_args a = {.kind = WSNAP_OVERLAY_AUTO};
 	struct wsnap_hydrate_state st;
 	struct wsnap_hydrate_archive_id after;
+	const struct wsnap_node *hidden;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status status;
 	bool made = false, ws_missing;
@@ -381,6 +425,9 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 					"archive changed while being read:");
 		goto report;
 	}
+	/* what fuse-overlayfs would not show as it is refuses that overlay */
+	hidden = wsnap_upper_fuse_hidden(idx);
+	st.fuse_hidden = hidden ? hidden->path : NULL;
 	wsnap_hydrate_policy_id(&a.policy, st.policy);
 	/* saved as the kernel's unless told; corrected once mounted */
 	st.kind = a.kind == WSNAP_OVERLAY_FUSE ? WSNAP_OVERLAY_FUSE
@@ -394,7 +441,7 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	made = true;
 	status = make_state(&st, idx, &err);
 	if (status == WSNAP_OK)
-		status = wsnap_mount_snapshot(idx, st.lower, &err);
+		status = wsnap_mount_snapshot(idx, st.archive, st.lower, &err);
 	if (status == WSNAP_OK) {
 		enum wsnap_overlay saved = st.kind;
 
@@ -405,24 +452,19 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 		else if (st.kind != saved)
 			status = wsnap_hydrate_state_save(&st, &err);
 	}
-	if (status == WSNAP_OK && a.verbose) {
-		/* -v: the paths quoted and escaped like names */
-		say_path("hydrated ", st.workspace);
-		printf(": %s overlay", st.kind == WSNAP_OVERLAY_KERNEL
-					       ? "kernel"
-					       : "fuse-overlayfs");
-		say_path(" of ", st.upper);
-		say_path(" over ", st.lower);
-		say_path(" (state in ", st.dir);
-		fputs(")\n", stdout);
+	if (status == WSNAP_OK && a.common.verbose)
+		say_hydrated(&st, idx);
+	if (status == WSNAP_OK && a.common.json) {
+		print_json(&st, idx);
+		fflush(stdout);
 	}
 
 report:
-	rc = status == WSNAP_OK ? 0 : wsnap_report(&err, false);
-	if (status != WSNAP_OK && err.errnum == ENOTEMPTY)
-		fprintf(stderr, "wsnap: hint: --force mounts over a workspace "
-				"that is not empty (its files are hidden until "
-				"unmounted)\n");
+	rc = status == WSNAP_OK
+		     ? 0
+		     : wsnap_report_hint(&err, a.common.json,
+					 err.errnum == ENOTEMPTY ? hint_force
+								 : NULL);
 	if (status != WSNAP_OK && made)
 		roll_back(&st);
 out:

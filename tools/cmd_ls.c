@@ -1,45 +1,46 @@
 /*
- * wsnap ls [POLICY] [--json] ARCHIVE|-
+ * wsnap ls [OPTIONS] [POLICY] ARCHIVE|- [PATH...]
  *
  * Validates the archive, then lists the index as a mount presents it:
  * inos 2..count are the members (implicit directories included) sorted
  * bytewise by path (index.h), so the listing is one pass in ino order.
  * Times are local time (as ls -l and tar -tv show them); TZ=UTC gives UTC.
+ * PATHs limit the listing to the nodes they name and everything below them
+ * (select.h): the marks of the selection are checked in the same pass.
  *
  * Output goes through a large stdout buffer with unlocked stdio: listing
  * 100,000 members costs a few milliseconds beyond building the index.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "commands.h"
 #include "json.h"
 #include "opts.h"
+#include "select.h"
 
 #define OUT_BUFFER (1u << 20)
 
 struct ls_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_load_opts load;
-	bool json;
 };
 
 #define T struct ls_args
 /* clang-format off */
 static const struct wsnap_option ls_options[] = {
+	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_LOAD(T, load),
-	WSNAP_OPT_JSON(T, json,
-		       "one JSON object per line: path, type, mode "
-		       "(\"0755\"), size, mtime (seconds), target (symlinks "
-		       "only)"),
 	WSNAP_OPT_END(),
 };
 
 static const struct wsnap_cmd_usage ls_usage = {
 	.name = "ls",
-	.operands = "ARCHIVE|-",
+	.operands = "ARCHIVE|- [PATH...]",
 	.description =
 		"Validates the archive, then lists it as a mount presents it, "
 		"sorted by path (bytewise), without the root, one member per "
@@ -48,8 +49,8 @@ static const struct wsnap_cmd_usage ls_usage = {
 		"  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
 		"mode as presented, size, mtime in local time (TZ=UTC for "
 		"UTC), path, and ' -> target' for symlinks. Names are escaped "
-		"like error messages, unquoted. '-' reads the archive from "
-		"standard input.",
+		"like error messages, unquoted. '-' is standard input. PATHs "
+		"limit the listing to them and what is below them.",
 	.exit_status =
 		"0 listed, 2 usage error, 3 rejected (unsafe, or invalid tar "
 		"stream), 4 I/O or system error",
@@ -111,7 +112,14 @@ static const char *time_column(struct time_cache *tc, int64_t sec)
 	return tc->text;
 }
 
-static void list_text(const struct wsnap_index *idx, uint32_t count)
+/* Whether ino is listed: everything, or what the PATHs select. */
+static bool listed(const unsigned char *sel, uint32_t ino)
+{
+	return !sel || sel[ino] == WSNAP_SELECT_YES;
+}
+
+static void list_text(const struct wsnap_index *idx, uint32_t count,
+		      const unsigned char *sel)
 {
 	struct time_cache tc = {0};
 	const struct wsnap_node *n;
@@ -121,11 +129,15 @@ static void list_text(const struct wsnap_index *idx, uint32_t count)
 
 	/* the size column is as wide as the widest size */
 	for (ino = 2; ino <= count; ino++) {
+		if (!listed(sel, ino))
+			continue;
 		len = wsnap_fmt_u64(num, wsnap_index_node(idx, ino)->size);
 		if (len > width)
 			width = len;
 	}
 	for (ino = 2; ino <= count; ino++) {
+		if (!listed(sel, ino))
+			continue;
 		n = wsnap_index_node(idx, ino);
 		mode_string(mode, n);
 		fwrite_unlocked(mode, 1, 10, stdout);
@@ -147,13 +159,19 @@ static void list_text(const struct wsnap_index *idx, uint32_t count)
 	}
 }
 
-static void list_json(const struct wsnap_index *idx, uint32_t count)
+static void list_json(const struct wsnap_index *idx, uint32_t count,
+		      const unsigned char *sel)
 {
 	const struct wsnap_node *n;
+	struct wsnap_index_stats st;
 	struct wsnap_json j;
+	uint64_t records = 0;
 	uint32_t ino;
 
 	for (ino = 2; ino <= count; ino++) {
+		if (!listed(sel, ino))
+			continue;
+		records++;
 		n = wsnap_index_node(idx, ino);
 		wsnap_json_begin(&j, stdout);
 		wsnap_json_cstring(&j, "path", n->path);
@@ -167,6 +185,13 @@ static void list_json(const struct wsnap_index *idx, uint32_t count)
 					   n->target ? n->target : "");
 		wsnap_json_end(&j);
 	}
+	/* the end: a listing without it was cut off */
+	wsnap_index_stats(idx, &st);
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_u64(&j, "records", records);
+	wsnap_json_summary(&j, &st);
+	wsnap_json_end(&j);
 }
 
 int wsnap_cmd_ls(int argc, char **argv)
@@ -174,7 +199,11 @@ int wsnap_cmd_ls(int argc, char **argv)
 	static char outbuf[OUT_BUFFER];
 	struct wsnap_index *idx = NULL;
 	struct ls_args a = {0};
+	struct wsnap_index_stats st;
 	struct wsnap_error err;
+	unsigned char *sel = NULL;
+	char **paths = NULL;
+	size_t npaths = 0;
 	int rc;
 
 	setvbuf(stdout, outbuf, _IOFBF, sizeof(outbuf));
@@ -182,21 +211,33 @@ int wsnap_cmd_ls(int argc, char **argv)
 	rc = wsnap_options_parse(&ls_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
-	if (argc != 1) {
-		rc = wsnap_usage_error("ls", argc ? "too many arguments"
-						  : "missing ARCHIVE");
+	wsnap_common_apply(&a.common);
+	if (argc < 1) {
+		rc = wsnap_usage_error("ls", "missing ARCHIVE");
 		goto out;
 	}
-	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err)) {
-		rc = wsnap_report(&err, a.json);
+	npaths = (size_t)argc - 1;
+	rc = wsnap_paths_parse("ls", argv + 1, npaths, &paths);
+	if (rc)
+		goto out;
+	a.load.verbose = a.common.verbose;
+	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err) ||
+	    (paths && wsnap_select_build(idx, paths, npaths, &sel, &err))) {
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	if (a.json)
-		list_json(idx, wsnap_index_count(idx));
+	if (a.common.verbose) {
+		wsnap_index_stats(idx, &st);
+		wsnap_say_summary("ls", argv[0], &st);
+	}
+	if (a.common.json)
+		list_json(idx, wsnap_index_count(idx), sel);
 	else
-		list_text(idx, wsnap_index_count(idx));
+		list_text(idx, wsnap_index_count(idx), sel);
 	rc = wsnap_out_finish(stdout, "standard output");
 out:
+	free(sel);
+	wsnap_paths_free(paths, npaths);
 	wsnap_index_free(idx);
 	wsnap_policy_release(&a.policy);
 	fflush(stdout);

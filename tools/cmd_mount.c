@@ -1,18 +1,26 @@
 /*
- * wsnap mount [POLICY] [-f] [-o OPT[,OPT...]] ARCHIVE MOUNTPOINT
+ * wsnap mount [-f] [-o OPT[,OPT...]] [OPTIONS] [POLICY] ARCHIVE MOUNTPOINT
  *
  * Order: options (exit 2), the FUSE session (libfuse refuses an option:
  * exit 2), the mountpoint (exit 4), the archive validated whole and its
- * index built with data kept (exit 3 or 4), and only then the mount.
+ * index built with data kept (exit 3 or 4), a missing mountpoint made
+ * (mountpoint.h: removed again when the mount fails or, by the daemon or
+ * 'wsnap unmount', once unmounted), and only then the mount. The mount's
+ * source, as findmnt and df show it, is the archive's absolute path.
  *
  * Without -f the command returns only once the mount answers: the
  * filesystem daemon is forked and waited for by wsnap_mount_background
  * (workspace/snapshot.c, shared with hydrate). The daemon holds the
- * archive's descriptor (or its spill file), so the archive may be deleted
- * once mounted.
+ * archive's descriptor (or its spill file); a plain archive changed in any
+ * way once mounted (its ctime moved: rewritten, but also renamed or
+ * deleted) reads as EIO (fs.h).
+ * -v and --json report the mount once it answers (with -f, from a thread
+ * that waits for the readiness byte of the INIT handler).
  */
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,10 +29,14 @@
 
 #include "commands.h"
 #include "fs.h"
+#include "json.h"
+#include "mountpoint.h"
+#include "mounts.h"
 #include "opts.h"
 #include "snapshot.h"
 
 struct mount_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_load_opts load;
 	bool foreground;
@@ -42,8 +54,6 @@ struct mount_args {
 #define T struct mount_args
 /* clang-format off */
 static const struct wsnap_option mount_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_BOOL('f', "foreground", T, foreground,
 		       "stay in the foreground until unmounted (Ctrl-C "
 		       "unmounts)"),
@@ -53,6 +63,9 @@ static const struct wsnap_option mount_options[] = {
 		       "caller)\n"
 		       "  cache_dir=DIR  where a compressed archive's data is "
 		       "unpacked (default $TMPDIR or /tmp)"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -61,9 +74,11 @@ static const struct wsnap_cmd_usage mount_usage = {
 	.operands = "ARCHIVE MOUNTPOINT",
 	.description =
 		"Validates ARCHIVE and mounts it read-only at MOUNTPOINT (an "
-		"empty directory) with FUSE. Returns once the mount answers; "
-		"the filesystem daemon stays in the background until 'wsnap "
-		"unmount MOUNTPOINT'. Writes fail with EROFS.",
+		"empty directory, made if missing and then removed again at "
+		"unmount) with FUSE, of type fuse.wsnap, its source the "
+		"archive's absolute path (findmnt, df). Returns once the "
+		"mount answers; the filesystem daemon stays in the background "
+		"until 'wsnap unmount MOUNTPOINT'. Writes fail with EROFS.",
 	.exit_status =
 		"0 mounted, 2 usage, 3 archive rejected, 4 I/O error or mount "
 		"failure",
@@ -191,6 +206,7 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 	rc = wsnap_options_parse(&mount_usage, a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		return rc ? rc : -1;
+	wsnap_common_apply(&a->common);
 	for (i = 0; i < a->o.count; i++) {
 		rc = parse_o(a, a->o.items[i]);
 		if (rc)
@@ -205,10 +221,12 @@ static int parse_args(struct mount_args *a, int argc, char **argv)
 }
 
 /*
- * The mountpoint must be an existing, empty directory. On success *abs is
- * its absolute path (malloc'd): the daemon leaves the working directory.
+ * The mountpoint must be an empty directory, or missing (then *missing is
+ * set: it is made once the archive passed). On success *abs is its
+ * absolute path (malloc'd): the daemon leaves the working directory.
  */
 static enum wsnap_status check_mountpoint(const char *path, char **abs,
+					  bool *missing,
 					  struct wsnap_error *err)
 {
 	enum wsnap_status status = WSNAP_OK;
@@ -216,6 +234,10 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	struct stat st;
 	DIR *d;
 
+	*abs = wsnap_mounts_resolve(path, missing, err);
+	if (!*abs || *missing)
+		return *abs ? WSNAP_OK : err->status;
+	free(*abs);
 	*abs = NULL;
 	if (stat(path, &st) != 0)
 		return wsnap_error_io(err, errno, path, "cannot mount on");
@@ -247,6 +269,97 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	return WSNAP_OK;
 }
 
+static const char hint_enotconn[] =
+	"the filesystem daemon of a mount there died; 'wsnap unmount' clears "
+	"it";
+
+/* -v and --json: the mount answers. */
+static void announce(const struct mount_args *a, const char *mountpoint,
+		     const struct wsnap_index *idx)
+{
+	struct wsnap_index_stats is;
+	struct wsnap_json j;
+
+	wsnap_index_stats(idx, &is);
+	if (a->common.verbose) {
+		fputs("wsnap: mount: mounted at ", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, mountpoint,
+				  strlen(mountpoint));
+		fputc('\n', stderr);
+		wsnap_say_summary("mount", a->archive, &is);
+	}
+	if (!a->common.json)
+		return;
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "archive", a->archive);
+	wsnap_json_cstring(&j, "mountpoint", mountpoint);
+	wsnap_json_summary(&j, &is);
+	wsnap_json_end(&j);
+	fflush(stdout);
+}
+
+/* With -f: announce() once the readiness byte arrives on fd. */
+struct waiter {
+	const struct mount_args *a;
+	const char *mountpoint;
+	const struct wsnap_index *idx;
+	int fd;
+};
+
+static void *wait_ready(void *arg)
+{
+	struct waiter *w = arg;
+	ssize_t r;
+	char c;
+
+	do
+		r = read(w->fd, &c, 1);
+	while (r < 0 && errno == EINTR);
+	if (r == 1 && c == WSNAP_FS_READY)
+		announce(w->a, w->mountpoint, w->idx);
+	return NULL;
+}
+
+/* -f: serves until unmounted, announcing the mount from a thread when
+ * -v or --json ask for it. */
+static enum wsnap_status serve_foreground(struct fuse_session *se,
+					  struct wsnap_fs *fs,
+					  const struct mount_args *a,
+					  const char *mountpoint,
+					  struct wsnap_error *err)
+{
+	struct waiter w = {a, mountpoint, fs->idx, -1};
+	enum wsnap_status status;
+	pthread_t th;
+	int p[2];
+
+	if (!a->common.verbose && !a->common.json)
+		return wsnap_fs_serve(se, fs, mountpoint, true, err);
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		fuse_session_destroy(se);
+		return wsnap_error_io(err, errno, NULL, "cannot make a pipe");
+	}
+	w.fd = p[0];
+	fs->ready_fd = p[1];
+	if (pthread_create(&th, NULL, wait_ready, &w) != 0) {
+		close(p[0]);
+		close(p[1]);
+		fs->ready_fd = -1;
+		fuse_session_destroy(se);
+		return wsnap_error_io(err, EAGAIN, NULL,
+				      "cannot start a thread");
+	}
+	status = wsnap_fs_serve(se, fs, mountpoint, true, err);
+	if (fs->ready_fd >= 0) {
+		close(fs->ready_fd); /* never ready: the thread reads 0 */
+		fs->ready_fd = -1;
+	}
+	pthread_join(th, NULL);
+	close(p[0]);
+	return status;
+}
+
 int wsnap_cmd_mount(int argc, char **argv)
 {
 	static struct wsnap_error err; /* large: not on the stack */
@@ -255,7 +368,9 @@ int wsnap_cmd_mount(int argc, char **argv)
 	struct fuse_session *se = NULL;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status status;
-	char *mountpoint = NULL;
+	char *mountpoint = NULL, *source = NULL;
+	struct wsnap_fs_id made_id;
+	bool missing = false, made = false;
 	struct wsnap_fs fs;
 	int rc;
 
@@ -268,7 +383,12 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
-	if (wsnap_mount_fuse_args(&fargs, a.fuse_opts) != 0) {
+	/* an archive that cannot be resolved is reported by its reading */
+	source = wsnap_mount_source(a.archive);
+	if (!source)
+		source = strdup(a.archive);
+	if (!source ||
+	    wsnap_mount_fuse_args(&fargs, source, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
 		goto report;
 	}
@@ -279,7 +399,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 	if (status != WSNAP_OK)
 		goto report;
-	status = check_mountpoint(a.mountpoint, &mountpoint, &err);
+	status = check_mountpoint(a.mountpoint, &mountpoint, &missing, &err);
 	if (status != WSNAP_OK)
 		goto report;
 
@@ -291,28 +411,40 @@ int wsnap_cmd_mount(int argc, char **argv)
 	}
 	status = wsnap_load_index(a.archive, &a.policy, true, &a.load, &idx,
 				  &err);
+	if (status == WSNAP_OK && missing)
+		status = wsnap_mountpoint_make(mountpoint, &made_id, &err);
 	if (status != WSNAP_OK)
 		goto report;
+	made = missing;
 	fs.idx = idx;
 
 	if (a.foreground) {
-		status = wsnap_fs_serve(se, &fs, mountpoint, true, &err);
+		status = serve_foreground(se, &fs, &a, mountpoint, &err);
 	} else {
-		status = wsnap_mount_background(se, &fs, mountpoint, &err);
+		status = wsnap_mount_background(se, &fs, mountpoint,
+						made ? &made_id : NULL, &err);
+		if (status == WSNAP_OK)
+			announce(&a, mountpoint, idx);
 	}
 	se = NULL; /* destroyed by both */
+	/* in the foreground it is unmounted now; a mount that failed is
+	 * not there: the directory made for it goes */
+	if (made && (a.foreground || status != WSNAP_OK))
+		wsnap_mountpoint_remove(mountpoint, &made_id);
 
 report:
-	rc = status == WSNAP_OK ? 0 : wsnap_report(&err, false);
-	if (err.errnum == ENOTCONN)
-		fprintf(stderr, "wsnap: hint: the filesystem daemon of a mount "
-				"there died; 'wsnap unmount' clears it\n");
+	rc = status == WSNAP_OK
+		     ? 0
+		     : wsnap_report_hint(&err, a.common.json,
+					 err.errnum == ENOTCONN ? hint_enotconn
+								: NULL);
 	if (se)
 		fuse_session_destroy(se);
 out:
 	wsnap_index_free(idx);
 	fuse_opt_free_args(&fargs);
 	free(mountpoint);
+	free(source);
 	free(a.cache_dir);
 	free(a.fuse_opts);
 	wsnap_option_list_release(&a.o);

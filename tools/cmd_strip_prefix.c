@@ -14,26 +14,26 @@
 
 #include "commands.h"
 #include "fsutil.h"
+#include "json.h"
 #include "opts.h"
 #include "strip.h"
 
 struct strip_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct wsnap_load_opts load;
 	const char *prefix;
-	bool verbose;
 };
 
 #define T struct strip_args
 /* clang-format off */
 static const struct wsnap_option strip_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_CACHE(T, load),
 	WSNAP_OPT_STRING_FLAGS(0, "prefix", "P", T, prefix,
 			       WSNAP_OPTION_REQUIRED,
 			       "the prefix to strip (required, not empty)"),
-	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
-		       "print a summary line on stderr"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_CACHE(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -142,6 +142,33 @@ static enum wsnap_status load_input(void *ctx, int fd,
 				 err);
 }
 
+static void say_stripped(const char *out, const struct wsnap_strip_stats *st)
+{
+	fputs("wsnap: strip-prefix: ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, out, strlen(out));
+	fprintf(stderr,
+		": %" PRIu64 " %s, %" PRIu64 " %s written (input %s, %" PRIu64
+		" %s decompressed)\n",
+		st->members, wsnap_plural(st->members, "member", "members"),
+		st->output_bytes,
+		wsnap_plural(st->output_bytes, "byte", "bytes"),
+		st->compression ? st->compression : "?", st->stream_bytes,
+		wsnap_plural(st->stream_bytes, "byte", "bytes"));
+}
+
+static void print_json(const char *out, const struct wsnap_strip_stats *st)
+{
+	struct wsnap_json j;
+
+	wsnap_json_begin(&j, stdout);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_cstring(&j, "output", out);
+	wsnap_json_u64(&j, "members", st->members);
+	wsnap_json_cstring(&j, "compression", st->compression);
+	wsnap_json_u64(&j, "archive_bytes", st->output_bytes);
+	wsnap_json_end(&j);
+}
+
 int wsnap_cmd_strip_prefix(int argc, char **argv)
 {
 	struct strip_loader ld;
@@ -157,6 +184,7 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 	rc = wsnap_options_parse(&strip_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
+	wsnap_common_apply(&a.common);
 	if (argc != 2) {
 		rc = wsnap_usage_error("strip-prefix",
 				       argc > 2 ? "too many arguments"
@@ -182,9 +210,15 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		rc = wsnap_usage_error("strip-prefix", "empty OUT");
 		goto out;
 	}
+	if (strcmp(out, "-") == 0 && a.common.json) {
+		rc = wsnap_usage_error("strip-prefix",
+				       "--json needs an OUT other than '-' "
+				       "(standard output holds the archive)");
+		goto out;
+	}
 	in_fd = wsnap_open_archive(in, &err);
 	if (in_fd < 0) {
-		rc = wsnap_report(&err, false);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
 	if (strcmp(out, "-") == 0)
@@ -192,10 +226,10 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 	else
 		out_fd = open_beside(out, &tmp, &err);
 	if (out_fd < 0) {
-		rc = wsnap_report(&err, false);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	a.load.verbose = a.verbose;
+	a.load.verbose = a.common.verbose;
 	a.load.no_progress = true;
 	ld.path = in;
 	ld.lo = &a.load;
@@ -203,21 +237,20 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 				 load_input, &ld, &st, &err) != WSNAP_OK ||
 	    (tmp ? finish_named(out_fd, tmp, out, &err)
 		 : copy_to_stdout(out_fd, &err)) < 0) {
-		rc = wsnap_report(&err, false);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
 	if (tmp) {
 		free(tmp);
 		tmp = NULL; /* renamed: nothing to clean up */
 	}
-	if (a.verbose)
-		fprintf(stderr,
-			"wsnap: strip-prefix: %" PRIu64 " members, %" PRIu64
-			" bytes written (input %s, %" PRIu64
-			" bytes decompressed)\n",
-			st.members, st.output_bytes,
-			st.compression ? st.compression : "?", st.stream_bytes);
+	if (a.common.verbose)
+		say_stripped(out, &st);
 	rc = 0;
+	if (a.common.json) {
+		print_json(out, &st);
+		rc = wsnap_out_finish(stdout, "standard output");
+	}
 out:
 	if (tmp) {
 		unlink(tmp);

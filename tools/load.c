@@ -1,7 +1,8 @@
 /*
  * Opening archives and building their index for the subcommands (opts.h):
  * "-" is standard input, a directory or a terminal is refused, and a large
- * input shows a progress line on a terminal.
+ * input shows a progress line (progress.h); the PATH operands of ls and
+ * export.
  *
  * An archive file's index comes from the index cache when an entry for its
  * identity and the policy is there and intact (core/cache, indexfile.h);
@@ -20,12 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache.h"
 #include "indexfile.h"
 #include "json.h"
+#include "progress.h"
+#include "select.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
 {
@@ -64,23 +66,16 @@ int wsnap_open_archive(const char *path, struct wsnap_error *err)
 }
 
 /*
- * Progress on a terminal for reads that take a while (a large input, or a
- * small one that decompresses to a lot): bytes of the input read so far.
+ * Progress for reads that take a while (a large input, or a small one that
+ * decompresses to a lot): bytes of the input read so far. Quick reads show
+ * nothing on a terminal.
  */
-#define PROGRESS_EVERY_NS 200000000LL
-#define PROGRESS_FIRST_NS 500000000LL /* quick reads show nothing */
+#define PROGRESS_FIRST_NS 500000000LL
 
 struct progress {
 	const char *path;
-	struct timespec last; /* the start, then the last display */
-	bool shown;
+	struct wsnap_progress line;
 };
-
-static int64_t elapsed_ns(const struct timespec *a, const struct timespec *b)
-{
-	return (int64_t)(b->tv_sec - a->tv_sec) * 1000000000LL +
-	       (b->tv_nsec - a->tv_nsec);
-}
 
 static void put_mib(FILE *f, uint64_t bytes)
 {
@@ -91,15 +86,10 @@ static void put_mib(FILE *f, uint64_t bytes)
 static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 {
 	struct progress *pr = ctx;
-	struct timespec now;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	if (elapsed_ns(&pr->last, &now) <
-	    (pr->shown ? PROGRESS_EVERY_NS : PROGRESS_FIRST_NS))
+	if (!wsnap_progress_due(&pr->line, total && done == total))
 		return;
-	pr->last = now;
-	pr->shown = true;
-	fputs("\rwsnap: reading ", stderr);
+	fputs("reading ", stderr);
 	wsnap_put_escaped(stderr, WSNAP_ESC_REPR, pr->path, strlen(pr->path));
 	fputs(": ", stderr);
 	put_mib(stderr, done);
@@ -108,8 +98,7 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 		put_mib(stderr, total);
 		fprintf(stderr, " (%u%%)", (unsigned)(done * 100 / total));
 	}
-	fputs("\033[K", stderr);
-	fflush(stderr);
+	wsnap_progress_put_end(&pr->line);
 }
 
 /* A build from the archive itself, with the progress line. */
@@ -124,16 +113,14 @@ static enum wsnap_status build_fresh(int fd, const char *path,
 	enum wsnap_status st;
 
 	*out = NULL;
-	if (progress && isatty(STDERR_FILENO)) {
+	if (progress)
+		wsnap_progress_begin(&pr.line, true, PROGRESS_FIRST_NS);
+	if (pr.line.on) {
 		ropts.progress = progress_cb;
 		ropts.progress_ctx = &pr;
-		clock_gettime(CLOCK_MONOTONIC, &pr.last);
 	}
 	st = wsnap_index_build(out, fd, policy, &ropts, err);
-	if (pr.shown) {
-		fputs("\r\033[K", stderr);
-		fflush(stderr);
-	}
+	wsnap_progress_end(&pr.line);
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;
@@ -212,7 +199,7 @@ load_sidecar(int fd, const struct stat *sb, const struct wsnap_policy *policy,
  * the reason in err; -v says what happened. */
 static int cache_store(struct wsnap_cache *c, const char *name,
 		       const struct wsnap_index *idx,
-		       const struct wsnap_archive_id *id,
+		       const struct wsnap_fileid *id,
 		       const struct wsnap_policy *policy,
 		       const struct wsnap_load_opts *lo,
 		       struct wsnap_error *err)
@@ -243,15 +230,11 @@ static int cache_store(struct wsnap_cache *c, const char *name,
 }
 
 /* Whether the file on fd is still the one id describes. */
-static bool same_file(int fd, const struct wsnap_archive_id *id)
+static bool same_file(int fd, const struct wsnap_fileid *id)
 {
-	struct wsnap_archive_id now;
-	struct stat sb;
+	struct wsnap_fileid now;
 
-	if (fstat(fd, &sb) != 0)
-		return false;
-	wsnap_archive_id_set(&now, &sb);
-	return memcmp(&now, id, sizeof(now)) == 0;
+	return wsnap_fileid_get(fd, &now) == 0 && wsnap_fileid_same(&now, id);
 }
 
 /*
@@ -261,21 +244,27 @@ static bool same_file(int fd, const struct wsnap_archive_id *id)
  * command goes on without it.
  */
 static enum wsnap_status
-through_cache(int fd, const char *path, const struct stat *sb,
-	      const struct wsnap_policy *policy, bool keep_data,
-	      const struct wsnap_load_opts *lo, bool strict,
+through_cache(int fd, const char *path, const struct wsnap_policy *policy,
+	      bool keep_data, const struct wsnap_load_opts *lo, bool strict,
 	      struct wsnap_index **out, struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = true};
 	char why[WSNAP_CACHE_WHY_MAX], name[WSNAP_INDEXFILE_NAME_LEN + 1];
 	struct wsnap_cache cache = {.dirfd = -1};
 	struct wsnap_index *idx = NULL;
-	struct wsnap_archive_id id;
+	struct wsnap_fileid id;
 	struct wsnap_error *e2;
 	enum wsnap_status st;
-	int efd;
+	int efd, rc;
 
-	wsnap_archive_id_set(&id, sb);
+	/* the key is the identity once settled (fileid.h): a change made
+	 * after it was taken gives the archive another one */
+	rc = wsnap_fileid_settle(fd, &id);
+	if (rc && strict)
+		return wsnap_error_io(err, -rc, path, "cannot identify");
+	if (rc)
+		return build_fresh(fd, path, policy, keep_data,
+				   !lo->no_progress, out, err);
 	if (!wsnap_cache_open(&cache, why, sizeof(why))) {
 		if (strict)
 			return wsnap_error_io(err, 0, NULL, "%s", why);
@@ -347,8 +336,7 @@ wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 	if (lo->no_cache)
 		return build_fresh(fd, path, policy, keep_data,
 				   !lo->no_progress, out, err);
-	return through_cache(fd, path, &sb, policy, keep_data, lo, false, out,
-			     err);
+	return through_cache(fd, path, policy, keep_data, lo, false, out, err);
 }
 
 enum wsnap_status wsnap_cache_index(const char *path,
@@ -369,11 +357,48 @@ enum wsnap_status wsnap_cache_index(const char *path,
 		st = wsnap_error_usage(err, "the index cache holds indexes of "
 					    "archive files only");
 	else
-		st = through_cache(fd, path, &sb, policy, false, lo, true, &idx,
+		st = through_cache(fd, path, policy, false, lo, true, &idx,
 				   err);
 	wsnap_index_free(idx);
 	close(fd);
 	return st;
+}
+
+void wsnap_paths_free(char **paths, size_t n)
+{
+	size_t i;
+
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+}
+
+int wsnap_paths_parse(const char *cmd, char *const *paths, size_t n,
+		      char ***out)
+{
+	struct wsnap_error err;
+	char **norm;
+	size_t i;
+
+	*out = NULL;
+	if (n == 0)
+		return 0;
+	norm = calloc(n, sizeof(*norm));
+	if (!norm) {
+		wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
+		return wsnap_report(&err, false);
+	}
+	for (i = 0; i < n; i++) {
+		if (wsnap_select_normalize(paths[i], &norm[i], &err) ==
+		    WSNAP_OK)
+			continue;
+		wsnap_paths_free(norm, n);
+		if (err.status == WSNAP_USAGE)
+			return wsnap_usage_error(cmd, "%s", err.reason);
+		return wsnap_report(&err, false);
+	}
+	*out = norm;
+	return 0;
 }
 
 enum wsnap_status
@@ -400,8 +425,7 @@ const struct wsnap_option wsnap_load_options[] = {
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
 		       "neither read nor write the index cache"),
 	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
-			 "use the index file FILE (wsnap index -o), checked "
-			 "as untrusted"),
+			 "use the sidecar FILE (wsnap index -o), untrusted"),
 	WSNAP_OPT_END(),
 };
 

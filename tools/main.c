@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "suggest.h"
 
 struct command {
 	const char *name;
@@ -27,6 +28,8 @@ static const struct command commands[] = {
 	 "validate once and keep the index (cache or sidecar)"},
 };
 
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
 static void usage(FILE *f)
 {
 	size_t i;
@@ -34,11 +37,12 @@ static void usage(FILE *f)
 	fprintf(f, "usage: wsnap COMMAND [OPTIONS] ARGS...\n\n"
 		   "A tar snapshot of a workspace as a validated, read-only "
 		   "filesystem.\n\ncommands:\n");
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-13s %s\n", commands[i].name,
 			commands[i].summary);
 	fprintf(f, "\n'wsnap help COMMAND' or 'wsnap COMMAND --help' for "
-		   "details; 'wsnap --version'.\n"
+		   "details;\n'wsnap -V' or 'wsnap --version' for the "
+		   "versions.\n"
 		   "exit status: 0 ok, 1 differences (diff), 2 usage, "
 		   "3 archive rejected, 4 I/O or system error\n");
 }
@@ -47,15 +51,34 @@ static const struct command *find(const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
 }
 
+/* An unknown command, and a hint line naming what it may have meant. */
 static int unknown(const char *name)
 {
-	return wsnap_usage_error(NULL, "unknown command '%s'", name);
+	const char *names[NCOMMANDS + 1], *best[WSNAP_SUGGEST_MAX];
+	size_t i, n;
+
+	wsnap_usage_error(NULL, "unknown command '%s'", name);
+	for (i = 0; i < NCOMMANDS; i++)
+		names[i] = commands[i].name;
+	names[i] = "help";
+	n = wsnap_suggest(name, names, NCOMMANDS + 1, best);
+	if (!n)
+		return 2;
+	fputs("wsnap: hint: did you mean ", stderr);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "%s'wsnap %s'",
+			i == 0	    ? ""
+			: i + 1 < n ? ", "
+				    : " or ",
+			best[i]);
+	fputs("?\n", stderr);
+	return 2;
 }
 
 int main(int argc, char **argv)
@@ -73,9 +96,9 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
-	if (strcmp(argv[1], "--version") == 0) {
-		printf("wsnap %s\n", WSNAP_VERSION);
-		return 0;
+	if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "-V") == 0) {
+		wsnap_version_print(stdout);
+		return fflush(stdout) == 0 ? 0 : 4;
 	}
 	if (strcmp(argv[1], "help") == 0) {
 		char *help_argv[] = {argv[2], "--help", NULL};

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,12 +152,59 @@ const struct wsnap_option wsnap_policy_options[] = {
 	WSNAP_OPT_NUMBER(0, "max-depth", "N", P, max_depth,
 			 WSNAP_READER_MAX_HEADER_BYTES / 2, 0,
 			 "most path components (256)"),
-	WSNAP_OPT_NOTE("BYTES: a number with an optional K, M, G, T or P "
-		       "suffix (powers of 1024), or 'unlimited'."),
+	WSNAP_OPT_NUMBER(0, "max-index-size", "BYTES", P, max_index_size,
+			 UINT64_MAX, WSNAP_OPTION_BYTES,
+			 "most memory for the index of members (1G)"),
+	WSNAP_OPT_NOTE("BYTES: 1000, 64K, 1M, 64G, ... (powers of 1024) or "
+		       "'unlimited'."),
 	WSNAP_OPT_END(),
 };
 /* clang-format on */
 #undef P
+
+static int progress_on(const char *cmd, void *target, const char *arg)
+{
+	*(enum wsnap_progress_mode *)target = WSNAP_PROGRESS_ON;
+	return 0;
+}
+
+static int progress_off(const char *cmd, void *target, const char *arg)
+{
+	*(enum wsnap_progress_mode *)target = WSNAP_PROGRESS_OFF;
+	return 0;
+}
+
+#define C struct wsnap_common
+/* clang-format off */
+const struct wsnap_option wsnap_common_options[] = {
+	WSNAP_OPT_GROUP("common options:"),
+	WSNAP_OPT_JSON(C, json, "JSON lines on stdout (doc/json.md)"),
+	WSNAP_OPT_BOOL('v', "verbose", C, verbose, "details on stderr"),
+	WSNAP_OPT_BOOL('q', "quiet", C, quiet,
+		       "only errors on stderr (beats -v, --progress)"),
+	WSNAP_OPT_CALLBACK(0, "progress", NULL, offsetof(C, progress),
+			   progress_on,
+			   "the progress line of long work, also off a tty"),
+	WSNAP_OPT_CALLBACK(0, "no-progress", NULL, offsetof(C, progress),
+			   progress_off, "no progress line"),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef C
+
+void wsnap_common_apply(struct wsnap_common *c)
+{
+	if (c->quiet) {
+		c->verbose = false;
+		c->progress = WSNAP_PROGRESS_OFF;
+	}
+	wsnap_progress_mode_set(c->progress);
+}
+
+const char *wsnap_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
 
 /* Hints for rejections that an option would let through (cli.md). */
 struct hint {
@@ -185,6 +233,9 @@ static const struct hint hints[] = {
 	{"path too deep",
 	 "--max-depth N raises the limit on the number of path components "
 	 "(default 256)"},
+	{"archive index size exceeds limit",
+	 "--max-index-size BYTES raises the limit on the memory of the index "
+	 "(default 1G)"},
 };
 
 static const char *hint_for(const char *reason)
@@ -242,32 +293,12 @@ static void json_message(struct wsnap_json *j, const struct wsnap_error *err)
 	wsnap_json_string(j, "message", buf, n);
 }
 
-int wsnap_report(const struct wsnap_error *err, bool json)
+/* The JSON object of an error (doc/json.md). */
+static void json_error(const struct wsnap_error *err, const char *hint)
 {
-	const char *hint;
+	const char *name;
 	struct wsnap_json j;
 
-	if (err->status == WSNAP_OK)
-		return 0;
-	fflush(stdout);
-	if (err->status == WSNAP_REJECTED) {
-		fputs("wsnap: unsafe tar member ", stderr);
-		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, err->member,
-				  strlen(err->member));
-		fputs(": ", stderr);
-		wsnap_put_escaped(stderr, WSNAP_ESC_BARE, err->reason,
-				  strlen(err->reason));
-		fputc('\n', stderr);
-		hint = hint_for(err->reason);
-		if (hint)
-			fprintf(stderr, "wsnap: hint: %s\n", hint);
-	} else {
-		fputs("wsnap: ", stderr);
-		put_message(stderr, err);
-		fputc('\n', stderr);
-	}
-	if (!json)
-		return err->status;
 	wsnap_json_begin(&j, stdout);
 	wsnap_json_bool(&j, "ok", false);
 	if (err->status == WSNAP_REJECTED) {
@@ -278,10 +309,54 @@ int wsnap_report(const struct wsnap_error *err, bool json)
 		wsnap_json_cstring(&j, "error",
 				   err->status == WSNAP_USAGE ? "usage" : "io");
 		json_message(&j, err);
+		/* the path exactly: an archive path for a usage error (a
+		 * PATH operand), a file for an I/O error */
+		if (err->member[0])
+			wsnap_json_cstring(&j,
+					   err->status == WSNAP_USAGE ? "member"
+								      : "file",
+					   err->member);
 	}
+	name = err->errnum ? strerrorname_np(err->errnum) : NULL;
+	if (name)
+		wsnap_json_cstring(&j, "errno", name);
+	if (hint)
+		wsnap_json_cstring(&j, "hint", hint);
 	wsnap_json_end(&j);
 	fflush(stdout);
+}
+
+int wsnap_report_hint(const struct wsnap_error *err, bool json,
+		      const char *hint)
+{
+	if (err->status == WSNAP_OK)
+		return 0;
+	fflush(stdout);
+	if (!hint && err->status == WSNAP_REJECTED)
+		hint = hint_for(err->reason);
+	if (err->status == WSNAP_REJECTED) {
+		fputs("wsnap: unsafe tar member ", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_REPR, err->member,
+				  strlen(err->member));
+		fputs(": ", stderr);
+		wsnap_put_escaped(stderr, WSNAP_ESC_BARE, err->reason,
+				  strlen(err->reason));
+		fputc('\n', stderr);
+	} else {
+		fputs("wsnap: ", stderr);
+		put_message(stderr, err);
+		fputc('\n', stderr);
+	}
+	if (hint)
+		fprintf(stderr, "wsnap: hint: %s\n", hint);
+	if (json)
+		json_error(err, hint);
 	return err->status;
+}
+
+int wsnap_report(const struct wsnap_error *err, bool json)
+{
+	return wsnap_report_hint(err, json, NULL);
 }
 
 int wsnap_out_finish(FILE *f, const char *what)

@@ -7,12 +7,14 @@
 #define WSNAP_OPTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "error.h"
 #include "index.h"
 #include "parse_options.h"
 #include "policy.h"
+#include "progress.h"
 
 /*
  * The policy options of policy.md section 6, a table whose base is a
@@ -27,6 +29,35 @@ extern const struct wsnap_option wsnap_policy_options[];
 			  struct wsnap_policy)
 
 /*
+ * The options every subcommand takes (cli.md 'Common options'): --json,
+ * -v, -q, --progress, --no-progress. A table whose base is a struct
+ * wsnap_common (zeroed by the caller), included by every subcommand with
+ * WSNAP_OPT_COMMON; the command calls wsnap_common_apply once parsed.
+ */
+struct wsnap_common {
+	bool json;    /* JSON lines on stdout (doc/json.md) */
+	bool verbose; /* -v: details on stderr */
+	bool quiet;   /* -q: nothing on stderr but errors */
+	enum wsnap_progress_mode progress;
+};
+
+extern const struct wsnap_option wsnap_common_options[];
+
+#define WSNAP_OPT_COMMON(T, field)                                             \
+	WSNAP_OPT_INCLUDE("OPTIONS", wsnap_common_options, T, field,           \
+			  struct wsnap_common)
+
+/*
+ * Applies the common options to the process once parsed: -q wins over -v
+ * and --progress (verbose and progress are changed in c), and the progress
+ * mode is set (progress.h).
+ */
+void wsnap_common_apply(struct wsnap_common *c);
+
+/* one when n is 1, else many: "1 member", "2 members". */
+const char *wsnap_plural(uint64_t n, const char *one, const char *many);
+
+/*
  * Prints err to stderr as one line 'wsnap: ...' (a rejection in the policy
  * format 'unsafe tar member '<member>': <reason>', member repr-quoted, reason
  * escaped), plus the hint line where an option would let the archive
@@ -34,6 +65,14 @@ extern const struct wsnap_option wsnap_policy_options[];
  * exit code for err->status.
  */
 int wsnap_report(const struct wsnap_error *err, bool json);
+
+/*
+ * wsnap_report with the hint a command knows for err (NULL: the policy's
+ * hint for a rejection, if any): printed as a second line 'wsnap: hint:
+ * ...' and as "hint" in the JSON object.
+ */
+int wsnap_report_hint(const struct wsnap_error *err, bool json,
+		      const char *hint);
 
 /* Prints 'wsnap: <cmd>: <msg> (see 'wsnap <cmd> --help')' as one line,
  * <msg> escaped like a bare name (arguments in it may hold anything);
@@ -112,6 +151,40 @@ enum wsnap_status wsnap_cache_index(const char *path,
 				    const struct wsnap_policy *policy,
 				    const struct wsnap_load_opts *lo,
 				    struct wsnap_error *err);
+
+struct wsnap_json;
+
+/*
+ * The summary of a snapshot (doc/json.md): members, directories,
+ * implicit_directories, files, symlinks, bytes, compression, as keys of the
+ * JSON object j (summary.c).
+ */
+void wsnap_json_summary(struct wsnap_json *j,
+			const struct wsnap_index_stats *st);
+
+/*
+ * -v: the same as one line on stderr, 'wsnap: CMD: 'ARCHIVE': 7 members: 3
+ * files (1234 bytes), 3 directories, 1 symlink; 1 implicit directory;
+ * gzip' (ARCHIVE quoted like a name).
+ */
+void wsnap_say_summary(const char *cmd, const char *archive,
+		       const struct wsnap_index_stats *st);
+
+/* The start of such a line, up to the symlinks, without its end: for
+ * commands that add what is theirs (pack). */
+void wsnap_say_counts(const char *cmd, const char *path, uint64_t members,
+		      uint64_t files, uint64_t bytes, uint64_t dirs,
+		      uint64_t symlinks);
+
+/*
+ * The PATH operands of ls and export (select.h): paths[0..n) normalized
+ * into *out (an array of n strings, freed with wsnap_paths_free; NULL when
+ * n is 0). Returns 0, or the exit code after reporting the error (2 for a
+ * '..' component, as a usage error of cmd).
+ */
+int wsnap_paths_parse(const char *cmd, char *const *paths, size_t n,
+		      char ***out);
+void wsnap_paths_free(char **paths, size_t n);
 
 /*
  * Flushes f and reports a write error on it ("cannot write 'standard

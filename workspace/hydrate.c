@@ -96,6 +96,11 @@ static uint64_t policy_hash(const struct wsnap_policy *p,
 	hash_list(&h, 'y', &p->reject_symlink);
 	hash_str(&h, 'n', p->root_name);
 	hash_str(&h, 'p', p->strip_prefix);
+	/* --max-index-size came later: hashed only when not the default, so
+	 * that states written before it keep their fingerprints */
+	if (p->max_index_size != WSNAP_DEFAULT_MAX_INDEX_SIZE)
+		hash_field(&h, 'i', &p->max_index_size,
+			   sizeof(p->max_index_size));
 	return wsnap_hasher_final(&h);
 }
 
@@ -322,6 +327,15 @@ static enum wsnap_status mount_fuse(const struct wsnap_hydrate_state *st,
 	 * an absolute path anyway) */
 	char *argv[] = {"fuse-overlayfs", "-o", opts, st->workspace, NULL};
 	int rc;
+
+	/* it would show the snapshot otherwise than it is (upper.h) */
+	if (st->fuse_hidden)
+		return wsnap_error_io(err, 0, NULL,
+				      "fuse-overlayfs cannot present member "
+				      "'%s' (it takes names that start with "
+				      "'.wh.' for whiteouts; --overlay kernel "
+				      "can)",
+				      st->fuse_hidden);
 
 	/* fuse-overlayfs splits lowerdir at every ':', escaped or not */
 	if (strchr(st->lower, ':'))
@@ -572,8 +586,8 @@ out:
 	return status;
 }
 
-int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
-			  struct wsnap_error *err)
+int wsnap_hydrate_unmount(const char *abs, unsigned flags,
+			  enum wsnap_status *status, struct wsnap_error *err)
 {
 	struct wsnap_hydrate_state st;
 	int rc = wsnap_hydrate_state_load(&st, abs, err);
@@ -584,7 +598,12 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
 		*status = err->status;
 		return 1;
 	}
-	*status = wsnap_hydrate_teardown(&st, lazy, err);
+	*status = flags & WSNAP_HYDRATE_DISCARD
+			  ? WSNAP_OK
+			  : wsnap_hydrate_keep_changes(&st, err);
+	if (*status == WSNAP_OK)
+		*status = wsnap_hydrate_teardown(
+			&st, (flags & WSNAP_HYDRATE_LAZY) != 0, err);
 	wsnap_hydrate_state_release(&st);
 	return 1;
 }
@@ -613,7 +632,9 @@ int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
 	int rc;
 
 	hd->upper_fd = -1;
+	hd->merged_fd = -1;
 	hd->view = NULL;
+	hd->declined = NULL;
 	if (strcmp(archive, "-") == 0)
 		return 0;
 	abs = realpath(path, NULL);
@@ -634,6 +655,10 @@ int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
 				  : WSNAP_UPPER_FUSE_OVERLAYFS;
 		hd->upper_fd =
 			open(st.upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (st.kind != WSNAP_OVERLAY_KERNEL)
+			hd->merged_fd =
+				open(st.workspace,
+				     O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	}
 	wsnap_hydrate_state_release(&st);
 	return hd->upper_fd >= 0;
@@ -649,10 +674,17 @@ enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
 {
 	enum wsnap_status s;
 
-	s = wsnap_upper_new(&hd->view, idx, hd->upper_fd, hd->fmt, label,
-			    archive_label, policy, err);
-	if (s == WSNAP_OK)
+	const char *declined;
+
+	s = wsnap_upper_new(&hd->view, idx, hd->upper_fd, hd->merged_fd,
+			    hd->fmt, label, archive_label, policy, &declined,
+			    err);
+	if (s == WSNAP_OK && hd->view) {
 		wsnap_upper_diff_side(hd->view, side);
+	} else if (s == WSNAP_OK) {
+		wsnap_hydrate_diff_release(hd);
+		hd->declined = declined;
+	}
 	return s;
 }
 
@@ -663,4 +695,7 @@ void wsnap_hydrate_diff_release(struct wsnap_hydrate_diff *hd)
 	if (hd->upper_fd >= 0)
 		close(hd->upper_fd);
 	hd->upper_fd = -1;
+	if (hd->merged_fd >= 0)
+		close(hd->merged_fd);
+	hd->merged_fd = -1;
 }

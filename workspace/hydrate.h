@@ -100,6 +100,12 @@ struct wsnap_hydrate_state {
 	/* the state directory as opened (not saved: found again each time) */
 	bool dir_id_valid;
 	struct wsnap_fs_id dir_id;
+	/*
+	 * Not saved: set by hydrate to the path of a member that
+	 * fuse-overlayfs cannot present (wsnap_upper_fuse_hidden), whose
+	 * overlay is then refused; NULL when there is none.
+	 */
+	const char *fuse_hidden;
 };
 
 /* Frees what st holds; st may be reused after. */
@@ -181,8 +187,10 @@ bool wsnap_hydrate_archive_same(const struct wsnap_hydrate_archive_id *a,
 /*
  * Mounts the overlay of st (lower, upper, work) at st->workspace, of kind
  * st->kind; WSNAP_OVERLAY_AUTO tries the kernel's and falls back to
- * fuse-overlayfs, and sets st->kind to the one mounted. Returns once the
- * workspace answers. Errors: WSNAP_IO (both messages when both failed).
+ * fuse-overlayfs, and sets st->kind to the one mounted. fuse-overlayfs is
+ * refused, naming the member, when st->fuse_hidden is set. Returns once
+ * the workspace answers. Errors: WSNAP_IO (both messages when both
+ * failed).
  */
 enum wsnap_status wsnap_hydrate_mount_overlay(struct wsnap_hydrate_state *st,
 					      struct wsnap_error *err);
@@ -202,13 +210,47 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
 					 bool lazy, struct wsnap_error *err);
 
 /*
+ * The changes the upper directory upper_fd holds over the lower layer,
+ * the directory lower_fd (the snapshot mount, or any directory that is
+ * the lower layer), as hydrate_changes.c defines them (what 'wsnap diff
+ * ARCHIVE WORKSPACE' would list), into *count. fmt says how upper_fd
+ * marks whiteouts, opaque and redirected directories; label names the
+ * workspace in messages, lower_label the lower layer. Neither descriptor
+ * is closed. Errors: WSNAP_IO (a layer that cannot be read),
+ * WSNAP_REJECTED (what no snapshot can hold: a FIFO, a device).
+ */
+enum wsnap_status
+wsnap_hydrate_count_changes(int lower_fd, const char *lower_label, int upper_fd,
+			    enum wsnap_upper_format fmt, const char *label,
+			    uint64_t *count, struct wsnap_error *err);
+
+/*
+ * Whether st may be torn down without losing work: WSNAP_OK when its
+ * upper directory is the user's (--upper DIR, never removed), or its own
+ * and without changes. Else WSNAP_IO with the refusal of cli.md 'wsnap
+ * unmount' (one line: how many paths changed, and the hint to 'wsnap
+ * pack WORKSPACE OUT' or --discard), or, when the changes cannot be
+ * counted (the snapshot not mounted, a layer unreadable), a refusal that
+ * says why. Nothing is changed.
+ */
+enum wsnap_status
+wsnap_hydrate_keep_changes(const struct wsnap_hydrate_state *st,
+			   struct wsnap_error *err);
+
+enum wsnap_hydrate_unmount_flags {
+	WSNAP_HYDRATE_LAZY = 1 << 0,	/* detach busy mounts */
+	WSNAP_HYDRATE_DISCARD = 1 << 1, /* drop the changes of an own upper */
+};
+
+/*
  * 'wsnap unmount' of a path: when it is a hydrated workspace (it has a
  * state directory), tears it down and returns 1 with *status set; returns
  * 0 when it is not one (the caller handles the path), with *status
- * untouched.
+ * untouched. Without WSNAP_HYDRATE_DISCARD, a workspace whose own upper
+ * directory holds changes is refused first (wsnap_hydrate_keep_changes).
  */
-int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
-			  struct wsnap_error *err);
+int wsnap_hydrate_unmount(const char *abs, unsigned flags,
+			  enum wsnap_status *status, struct wsnap_error *err);
 
 /*
  * Side B of 'wsnap diff ARCHIVE WORKSPACE' computed from the upper
@@ -221,8 +263,10 @@ int wsnap_hydrate_unmount(const char *abs, bool lazy, enum wsnap_status *status,
  */
 struct wsnap_hydrate_diff {
 	int upper_fd;
+	int merged_fd; /* the workspace (fuse-overlayfs only), or -1 */
 	enum wsnap_upper_format fmt;
 	struct wsnap_upper *view;
+	const char *declined; /* why the view was given up, or NULL */
 };
 
 /*
@@ -238,8 +282,11 @@ int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
  * After a check that said 1: the merged view over idx (side A's index,
  * built from archive under policy; both must outlive hd) and *side over
  * it. label names the workspace in messages, archive_label the archive.
- * Errors: the walker's and builder's for the merged tree (as the full
- * comparison would report them), WSNAP_IO.
+ * When the layers cannot say what the workspace shows (upper.h), hd is
+ * released (upper_fd -1), hd->declined says why, *side is untouched and
+ * the caller compares through the overlay. Errors: the walker's and
+ * builder's for the merged tree (as the full comparison would report
+ * them), WSNAP_IO.
  */
 enum wsnap_status wsnap_hydrate_diff_side(struct wsnap_hydrate_diff *hd,
 					  const struct wsnap_index *idx,

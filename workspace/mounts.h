@@ -63,11 +63,13 @@ enum wsnap_status wsnap_mounts_fusermount(const char *abs, bool lazy,
  * Mounts idx (built with keep_data) read-only at mountpoint (absolute, an
  * empty directory) exactly as 'wsnap mount' does without options: the
  * filesystem daemon is a detached copy of this process, and the call
- * returns once the mount answers. idx stays the caller's. Errors: WSNAP_IO
- * (the mount failed; libfuse's message in the reason). Defined in
- * snapshot.c, on the pieces snapshot.h declares.
+ * returns once the mount answers. source is what the mount shows as its
+ * source (the archive's absolute path, wsnap_mount_source). idx stays the
+ * caller's. Errors: WSNAP_IO (the mount failed; libfuse's message in the
+ * reason). Defined in snapshot.c, on the pieces snapshot.h declares.
  */
 enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
+				       const char *source,
 				       const char *mountpoint,
 				       struct wsnap_error *err);
 

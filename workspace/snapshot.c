@@ -16,17 +16,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "fsutil.h"
+#include "mountpoint.h"
 #include "mounts.h"
 
-/* Options added around the user's: read-only, permissions enforced by the
- * kernel from the presented modes, and the type 'fuse.wsnap' by which
+/* Options added around the user's: first the source (fsname=, which a
+ * user's -o fsname= overrides), last read-only, permissions enforced by
+ * the kernel from the presented modes, and the type 'fuse.wsnap' by which
  * 'wsnap unmount' recognizes its mounts (last: they win). */
-#define MOUNT_OPTS_FIRST "fsname=wsnap"
+#define MOUNT_OPT_SOURCE "fsname="
 #define MOUNT_OPTS_LAST	 "ro,default_permissions,subtype=wsnap"
 
 /* Tag of a failure report on the readiness pipe (success is
@@ -50,7 +55,8 @@ static void write_full(int fd, const void *buf, size_t len)
 
 /* The forked child: mount and serve; never returns. */
 static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
-			const char *mountpoint, int ready_fd)
+			const char *mountpoint, const struct wsnap_fs_id *made,
+			int ready_fd)
 {
 	static struct wsnap_error err; /* large: not on the stack */
 	enum wsnap_status status;
@@ -66,6 +72,9 @@ static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
 		}
 		close(fs->ready_fd);
 	}
+	/* unmounted (by whomever): the directory made for it goes too */
+	if (made)
+		wsnap_mountpoint_remove(mountpoint, made);
 	wsnap_index_free((struct wsnap_index *)fs->idx);
 	_exit(status == WSNAP_OK ? 0 : (int)status);
 }
@@ -75,6 +84,7 @@ static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
 enum wsnap_status wsnap_mount_background(struct fuse_session *se,
 					 struct wsnap_fs *fs,
 					 const char *mountpoint,
+					 const struct wsnap_fs_id *made,
 					 struct wsnap_error *err)
 {
 	enum wsnap_status status;
@@ -106,7 +116,7 @@ enum wsnap_status wsnap_mount_background(struct fuse_session *se,
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		mount_child(se, fs, mountpoint, fds[1]);
+		mount_child(se, fs, mountpoint, made, fds[1]);
 	}
 	close(fds[1]);
 	fuse_session_destroy(se);
@@ -126,20 +136,57 @@ enum wsnap_status wsnap_mount_background(struct fuse_session *se,
 	return status;
 }
 
-int wsnap_mount_fuse_args(struct fuse_args *fargs, const char *fuse_opts)
+/*
+ * "fsname=" and source with libfuse's option escapes (fuse_opt.c: a
+ * backslash takes the next byte as it is), so that a ',' or a '\\' in
+ * the path is part of it: malloc'd, NULL when out of memory.
+ */
+static char *source_opt(const char *source)
 {
-	if (fuse_opt_add_arg(fargs, "wsnap") != 0 ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_FIRST) != 0 ||
-	    (fuse_opts && (fuse_opt_add_arg(fargs, "-o") != 0 ||
-			   fuse_opt_add_arg(fargs, fuse_opts) != 0)) ||
-	    fuse_opt_add_arg(fargs, "-o") != 0 ||
-	    fuse_opt_add_arg(fargs, MOUNT_OPTS_LAST) != 0)
-		return -1;
-	return 0;
+	size_t len = strlen(source), n = sizeof(MOUNT_OPT_SOURCE) - 1, i;
+	char *out;
+
+	if (len > (SIZE_MAX - sizeof(MOUNT_OPT_SOURCE)) / 2)
+		return NULL;
+	out = malloc(sizeof(MOUNT_OPT_SOURCE) + 2 * len);
+	if (!out)
+		return NULL;
+	memcpy(out, MOUNT_OPT_SOURCE, n);
+	for (i = 0; i < len; i++) {
+		if (source[i] == ',' || source[i] == '\\')
+			out[n++] = '\\';
+		out[n++] = source[i];
+	}
+	out[n] = '\0';
+	return out;
+}
+
+int wsnap_mount_fuse_args(struct fuse_args *fargs, const char *source,
+			  const char *fuse_opts)
+{
+	char *src = source_opt(source);
+	int rc = -1;
+
+	if (src && fuse_opt_add_arg(fargs, "wsnap") == 0 &&
+	    fuse_opt_add_arg(fargs, "-o") == 0 &&
+	    fuse_opt_add_arg(fargs, src) == 0 &&
+	    (!fuse_opts || (fuse_opt_add_arg(fargs, "-o") == 0 &&
+			    fuse_opt_add_arg(fargs, fuse_opts) == 0)) &&
+	    fuse_opt_add_arg(fargs, "-o") == 0 &&
+	    fuse_opt_add_arg(fargs, MOUNT_OPTS_LAST) == 0)
+		rc = 0;
+	free(src);
+	return rc;
+}
+
+char *wsnap_mount_source(const char *archive)
+{
+	return strcmp(archive, "-") == 0 ? strdup("-")
+					 : realpath(archive, NULL);
 }
 
 enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
+				       const char *source,
 				       const char *mountpoint,
 				       struct wsnap_error *err)
 {
@@ -149,12 +196,12 @@ enum wsnap_status wsnap_mount_snapshot(const struct wsnap_index *idx,
 	struct wsnap_fs fs;
 
 	wsnap_fs_init(&fs, idx, getuid(), getgid());
-	if (wsnap_mount_fuse_args(&fargs, NULL) != 0)
+	if (wsnap_mount_fuse_args(&fargs, source, NULL) != 0)
 		status = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	else
 		status = wsnap_fs_session_new(&se, &fs, &fargs, err);
 	if (status == WSNAP_OK)
-		status = wsnap_mount_background(se, &fs, mountpoint, err);
+		status = wsnap_mount_background(se, &fs, mountpoint, NULL, err);
 	fuse_opt_free_args(&fargs);
 	return status;
 }

@@ -28,11 +28,7 @@
 
 static const char hexdigits[] = "0123456789abcdef";
 
-/*
- * Length of the valid UTF-8 sequence at s[0..len), or 0 when s[0] does not
- * start one. *cp receives the code point.
- */
-static size_t utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
+size_t wsnap_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp)
 {
 	unsigned char c = s[0];
 	unsigned char lo = 0x80, hi = 0xbf;
@@ -150,7 +146,7 @@ static char *repr_body(char *o, const unsigned char *s, size_t len, char quote)
 	uint32_t cp;
 
 	while (i < len) {
-		n = utf8_seq(s + i, len - i, &cp);
+		n = wsnap_utf8_seq(s + i, len - i, &cp);
 		if (n == 0) {
 			o = put_hex2(o, "\\x", s[i]);
 			i++;
@@ -226,7 +222,7 @@ size_t wsnap_escape_json(char *out, const char *s, size_t len)
 
 	*o++ = '"';
 	while (i < len) {
-		n = utf8_seq(u + i, len - i, &cp);
+		n = wsnap_utf8_seq(u + i, len - i, &cp);
 		if (n == 0) {
 			/* a lone surrogate: os.fsencode gives the byte back */
 			o = put_hex2(o, "\\udc", u[i]);

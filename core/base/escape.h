@@ -10,6 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/*
+ * Length of the valid UTF-8 sequence at s[0..len) (len > 0), or 0 when s[0]
+ * does not start one (the invariants of escape.c say which do). *cp
+ * receives the code point. Also used by casefold.c.
+ */
+size_t wsnap_utf8_seq(const unsigned char *s, size_t len, uint32_t *cp);
+
 /* Capacity that any escaping of len input bytes fits in (with NUL). */
 #define WSNAP_ESCAPE_CAP(len) (6 * (len) + 3)
 

@@ -13,9 +13,11 @@
  *    path and one by (parent, name) hash the same bytes, so both are one
  *    probe;
  *  - memory: sizeof(struct wsnap_node) (80) per node, 4 in the children
- *    table, 4 to 8 for buckets (a power of two >= count), the path and
- *    target bytes exactly (NUL included), the sparse maps; nothing per node
- *    is allocated on its own.
+ *    table, 4 to 8 for buckets (a power of two >= count), the path bytes
+ *    exactly (NUL included), the targets in the arena the engine filled
+ *    (taken over, not copied), the sparse maps; nothing per node is
+ *    allocated on its own. At most what the engine charged for the tree
+ *    (WSNAP_INDEX_ENTRY_BYTES and the rest, index_impl.h).
  */
 #include "index_impl.h"
 
@@ -24,7 +26,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -70,9 +71,10 @@ static void index_release(struct wsnap_index *idx)
 	free(idx->children);
 	free(idx->buckets);
 	free(idx->paths);
-	free(idx->targets);
+	wsnap_arena_release(&idx->targets);
 	free(idx->runs);
 	free(idx->sparse);
+	free(idx->case_deps);
 }
 
 void wsnap_index_free(struct wsnap_index *idx)
@@ -86,7 +88,7 @@ void wsnap_index_free(struct wsnap_index *idx)
 }
 
 /* Presents a tree node (already at its ino) as an index node. */
-static void present(struct wsnap_node *d, char **tgt)
+static void present(struct wsnap_node *d)
 {
 	d->hash_next = 0;
 	d->first_child = 0;
@@ -104,10 +106,6 @@ static void present(struct wsnap_node *d, char **tgt)
 		d->mode = 0777;
 		d->offset = 0;
 		d->sparse = 0;
-		memcpy(*tgt, d->target, d->size);
-		(*tgt)[d->size] = '\0';
-		d->target = *tgt;
-		*tgt += d->size + 1;
 		break;
 	default:
 		d->mode = (uint16_t)wsnap_policy_file_mode(d->mode);
@@ -195,7 +193,7 @@ static void compute_stats(struct wsnap_index *idx)
 			   (uint64_t)(idx->count > 1 ? idx->count - 1 : 1) *
 				   sizeof(uint32_t) +
 			   ((uint64_t)idx->mask + 1) * sizeof(uint32_t) +
-			   idx->paths_bytes + idx->targets_bytes +
+			   idx->paths_bytes + idx->targets.bytes +
 			   idx->nruns * sizeof(struct wsnap_index_run) +
 			   idx->nsparse * sizeof(struct wsnap_index_sparse);
 	st->compression = "none";
@@ -219,14 +217,12 @@ static bool sort_ents_sorted(const struct sort_ent *ents, uint32_t n)
  * bytes needed, or 0 when a path would not fit a 32-bit name offset.
  */
 static size_t tree_paths(const struct wsnap_node *src, uint32_t count,
-			 uint32_t *plen, struct sort_ent *ents, char *buf,
-			 size_t *targets)
+			 uint32_t *plen, struct sort_ent *ents, char *buf)
 {
 	size_t total = 1;
 	uint32_t id;
 
 	plen[1] = 0;
-	*targets = 0;
 	for (id = 2; id <= count; id++) {
 		const struct wsnap_node *s = &src[id - 1];
 		uint64_t l = s->name_off;
@@ -237,8 +233,6 @@ static size_t tree_paths(const struct wsnap_node *src, uint32_t count,
 			return 0;
 		plen[id] = (uint32_t)l;
 		total += l + 1;
-		if (s->type == WSNAP_TYPE_SYMLINK)
-			*targets += s->size + 1;
 	}
 	if (!buf)
 		return total;
@@ -298,8 +292,7 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 	struct sort_ent *ents = NULL;
 	struct wsnap_index *idx;
 	struct wsnap_node *shrunk;
-	size_t total, ttotal;
-	char *t;
+	size_t total;
 	enum wsnap_status st;
 
 	*out = NULL;
@@ -308,6 +301,7 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 		free(tree->nodes);
 		free(tree->runs);
 		free(tree->sparse);
+		wsnap_arena_release(&tree->targets);
 		tree->nodes = NULL;
 		tree->runs = NULL;
 		tree->sparse = NULL;
@@ -320,27 +314,28 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 	idx->nruns = tree->nruns;
 	idx->sparse = tree->sparse;
 	idx->nsparse = tree->nsparse;
+	idx->targets = tree->targets;
 	tree->nodes = NULL;
 	tree->runs = NULL;
 	tree->sparse = NULL;
+	tree->targets.head = NULL;
+	tree->targets.bytes = 0;
 	wsnap_hash_key_init(&idx->key);
 
 	plen = malloc(((size_t)n + 1) * sizeof(*plen));
 	ents = malloc((size_t)n * sizeof(*ents));
 	if (!plen || !ents)
 		goto oom;
-	total = tree_paths(idx->nodes, n, plen, NULL, NULL, &ttotal);
+	total = tree_paths(idx->nodes, n, plen, NULL, NULL);
 	if (!total) {
 		st = wsnap_error_io(err, ENAMETOOLONG, NULL, "path too long");
 		goto out;
 	}
 	idx->paths = malloc(total);
-	idx->targets = malloc(ttotal ? ttotal : 1);
-	if (!idx->paths || !idx->targets)
+	if (!idx->paths)
 		goto oom;
 	idx->paths_bytes = total;
-	idx->targets_bytes = ttotal;
-	tree_paths(idx->nodes, n, plen, ents, idx->paths, &ttotal);
+	tree_paths(idx->nodes, n, plen, ents, idx->paths);
 	/* the root's "" sorts first */
 	if (!sort_ents_sorted(ents, n))
 		qsort(ents, n, sizeof(*ents), sort_ent_cmp);
@@ -352,7 +347,6 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 	permute(idx->nodes, n, inomap, done);
 	free(done);
 	done = NULL;
-	t = idx->targets;
 	for (ino = 1; ino <= n; ino++) {
 		struct wsnap_node *d = &idx->nodes[ino - 1];
 		uint32_t id = ents[ino - 1].id;
@@ -360,7 +354,7 @@ enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 		d->name_off = plen[id] - d->name_off;
 		d->path = ents[ino - 1].path;
 		d->parent = ino == 1 ? 1 : inomap[d->parent];
-		present(d, &t);
+		present(d);
 	}
 	free(ents);
 	ents = NULL;
@@ -473,13 +467,29 @@ void wsnap_index_stats(const struct wsnap_index *idx,
 	*st = idx->stats;
 }
 
+void wsnap_index_set_case_deps(struct wsnap_index *idx,
+			       struct wsnap_index_case_dep *deps, size_t n)
+{
+	free(idx->case_deps);
+	idx->case_deps = n ? deps : NULL;
+	idx->ncase_deps = n;
+	if (!n)
+		free(deps);
+	idx->stats.memory_bytes += n * sizeof(*deps);
+}
+
+size_t wsnap_index_case_deps(const struct wsnap_index *idx,
+			     const struct wsnap_index_case_dep **deps)
+{
+	*deps = idx ? idx->case_deps : NULL;
+	return idx ? idx->ncase_deps : 0;
+}
+
 /* Data access. */
 
 void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 			     const struct wsnap_reader_result *res)
 {
-	struct stat sb;
-
 	if (!idx) {
 		if (fd >= 0)
 			close(fd);
@@ -488,14 +498,17 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 	if (idx->data_fd >= 0 && idx->data_fd != fd)
 		close(idx->data_fd);
 	idx->data_fd = fd;
+	idx->data_spilled = res && res->spilled;
 	idx->data_stat_valid = false;
-	if (fd >= 0 && fstat(fd, &sb) == 0) {
-		idx->data_stat_valid = true;
-		idx->data_dev = sb.st_dev;
-		idx->data_ino = sb.st_ino;
-		idx->data_size = sb.st_size;
-		idx->data_mtime = sb.st_mtim;
-	}
+	/*
+	 * Our own unlinked spill file changes only by our hand; any other
+	 * file is dated once the clock has passed its ctime (fileid.h).
+	 */
+	if (fd >= 0)
+		idx->data_stat_valid =
+			(idx->data_spilled
+				 ? wsnap_fileid_get(fd, &idx->data_id)
+				 : wsnap_fileid_settle(fd, &idx->data_id)) == 0;
 	if (res) {
 		idx->stats.stream_bytes = res->stream_bytes;
 		idx->stats.input_bytes = res->input_bytes;
@@ -509,22 +522,25 @@ int wsnap_index_data_fd(const struct wsnap_index *idx)
 	return idx ? idx->data_fd : -1;
 }
 
+bool wsnap_index_data_spilled(const struct wsnap_index *idx)
+{
+	return idx && idx->data_fd >= 0 && idx->data_spilled;
+}
+
 /*
  * No data descriptor is -EBADF; a descriptor whose file is no longer the
- * one recorded at attach time (other size, mtime, inode or device) -EIO.
+ * one recorded at attach time (other device, inode, size, mtime or ctime)
+ * -EIO.
  */
 int wsnap_index_data_check(const struct wsnap_index *idx)
 {
-	struct stat sb;
+	struct wsnap_fileid now;
 
 	if (!idx || idx->data_fd < 0)
 		return -EBADF;
-	if (!idx->data_stat_valid || fstat(idx->data_fd, &sb) != 0)
-		return -EIO;
-	if (sb.st_dev != idx->data_dev || sb.st_ino != idx->data_ino ||
-	    sb.st_size != idx->data_size ||
-	    sb.st_mtim.tv_sec != idx->data_mtime.tv_sec ||
-	    sb.st_mtim.tv_nsec != idx->data_mtime.tv_nsec)
+	if (!idx->data_stat_valid ||
+	    wsnap_fileid_get(idx->data_fd, &now) != 0 ||
+	    !wsnap_fileid_same(&now, &idx->data_id))
 		return -EIO;
 	return 0;
 }
@@ -621,5 +637,9 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 			return rc;
 		done += chunk;
 	}
+	/* what was read is what was judged only if nothing changed meanwhile */
+	rc = wsnap_index_data_check(idx);
+	if (rc)
+		return rc;
 	return (ssize_t)done;
 }

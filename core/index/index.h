@@ -130,6 +130,24 @@ void wsnap_index_stats(const struct wsnap_index *idx,
 		       struct wsnap_index_stats *st);
 
 /*
+ * A symlink whose target, resolved as on a case-folding filesystem
+ * (policy.md 4), reaches 'member' through a name that byte for byte names
+ * nothing there, or only one of several members that fold alike: export
+ * refuses to write it onto a destination that folds that directory (7.7).
+ * The strict walk records at most one per directory; none when it did not
+ * run (--allow-external-symlinks).
+ */
+struct wsnap_index_case_dep {
+	uint32_t link;
+	uint32_t member;
+};
+
+/* The case dependencies of idx: *deps points into the index; returns their
+ * number. */
+size_t wsnap_index_case_deps(const struct wsnap_index *idx,
+			     const struct wsnap_index_case_dep **deps);
+
+/*
  * Data access (needs opts->keep_data at build time).
  *
  * wsnap_index_data_fd: the descriptor data is read from (-1 if none). The
@@ -144,10 +162,16 @@ void wsnap_index_stats(const struct wsnap_index *idx,
  * wsnap_index_pread: reads up to len bytes of a regular file at off into buf
  * (holes as zeros); returns the bytes read (0 at or past the end) or a
  * negative errno: -EIO when the archive changed underneath (shorter than
- * the index says, or rewritten since the build: size, mtime or inode differ).
+ * the index says, or changed since before it was first read: device, inode,
+ * size, mtime or ctime differ, fileid.h), checked both before and after
+ * the bytes are read, so that what it returns is what was judged.
  *
- * wsnap_index_data_check: -EIO if the data file changed since the build,
- * else 0.
+ * wsnap_index_data_check: -EIO if the data file changed since before the
+ * build read it, else 0 (-EBADF without a data descriptor).
+ *
+ * wsnap_index_data_spilled: whether the data descriptor is the spill file
+ * this process wrote (unlinked, its own), not the archive itself, which
+ * whoever may write it can change at any moment.
  */
 struct wsnap_extent {
 	uint64_t logical;
@@ -160,6 +184,7 @@ int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
 ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 			  void *buf, size_t len, uint64_t off);
 int wsnap_index_data_check(const struct wsnap_index *idx);
+bool wsnap_index_data_spilled(const struct wsnap_index *idx);
 
 /*
  * Data digests (an index built from a sidecar, indexfile.h): checks that

@@ -12,7 +12,9 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "arena.h"
 #include "error.h"
+#include "fileid.h"
 #include "hash.h"
 #include "index.h"
 
@@ -39,26 +41,30 @@ struct wsnap_index {
 	struct wsnap_hash_key key;
 	char *paths; /* every node's path, NUL-terminated, exact size */
 	size_t paths_bytes;
-	char *targets; /* every symlink target, NUL-terminated, exact size */
-	size_t targets_bytes;
+	struct wsnap_arena targets; /* every symlink target, NUL-terminated */
 	struct wsnap_index_run *runs;
 	size_t nruns;
 	struct wsnap_index_sparse *sparse; /* node->sparse is 1-based in it */
 	size_t nsparse;
 	struct wsnap_index_stats stats;
+	/* symlinks whose folded resolution differs (resolve.c, at most one
+	 * per directory) */
+	struct wsnap_index_case_dep *case_deps;
+	size_t ncase_deps;
 	/* data (wsnap_index_attach_data) */
 	int data_fd;
-	bool data_stat_valid;
-	dev_t data_dev;
-	ino_t data_ino;
-	off_t data_size;
-	struct timespec data_mtime;
+	bool data_spilled;    /* data_fd is our own spill file */
+	bool data_stat_valid; /* data_id was taken */
+	struct wsnap_fileid data_id;
 	/* loaded from a cache entry (indexfile.c): the private mapping the
 	 * tables point into, unmapped instead of freeing them, but for the
 	 * nodes, in an anonymous mapping of nodes_map_len bytes of their own */
 	void *map;
 	size_t map_len;
 	size_t nodes_map_len;
+	const char *map_targets; /* the symlink targets there (the arena
+				  * 'targets' is empty) */
+	size_t map_targets_bytes;
 	/* loaded from a sidecar (sidecar.c): digests of the data, or NULL */
 	struct wsnap_index_digests *digests;
 };
@@ -73,10 +79,12 @@ void wsnap_index_digests_free(struct wsnap_index_digests *d);
  * root; parents have smaller ids than their children. In each node 'path'
  * is the entry's own name (not NUL-terminated necessarily), 'name_off' its
  * length, 'parent' the parent's id, 'mode' the header's mode bits, 'size'
- * the target length of a symlink; the other public fields are final.
- * The node array (capacity at least count), runs and sparse tables are
- * taken over whatever the outcome: the pointers in the tree are set to
- * NULL. Names and targets stay the caller's.
+ * the target length of a symlink, 'target' a NUL-terminated target in the
+ * targets arena; the other public fields are final. The node array
+ * (capacity at least count), runs and sparse tables and the targets arena
+ * are taken over whatever the outcome (targets are not copied): the
+ * pointers in the tree are set to NULL and the arena emptied. Names stay
+ * the caller's.
  */
 struct wsnap_index_tree {
 	struct wsnap_node *nodes;
@@ -85,7 +93,27 @@ struct wsnap_index_tree {
 	size_t nruns;
 	struct wsnap_index_sparse *sparse;
 	size_t nsparse;
+	struct wsnap_arena targets;
 };
+
+/*
+ * What the policy engine charges against --max-index-size (doc/policy.md
+ * section 5) for what it adds to the tree: per entry (member, implicit
+ * directory, the root) WSNAP_INDEX_ENTRY_BYTES and its full rel path with a
+ * NUL; per symlink its target with a NUL; per sparse file
+ * WSNAP_INDEX_SPARSE_BYTES and WSNAP_INDEX_RUN_BYTES per run. That is at
+ * least what the frozen index holds for it (node, children slot, lookup
+ * buckets, paths, targets, maps); wsnap_index_stats' memory_bytes adds only
+ * the index's fixed struct and the arena's chunk slack to the charge.
+ */
+#define WSNAP_INDEX_ENTRY_BYTES	 96u
+#define WSNAP_INDEX_SPARSE_BYTES ((uint64_t)sizeof(struct wsnap_index_sparse))
+#define WSNAP_INDEX_RUN_BYTES	 ((uint64_t)sizeof(struct wsnap_index_run))
+/* node, one children slot, up to two lookup buckets (a power of two of
+ * them, at least one per node) */
+_Static_assert(sizeof(struct wsnap_node) + 3 * sizeof(uint32_t) <=
+		       WSNAP_INDEX_ENTRY_BYTES,
+	       "entry charge");
 
 /*
  * Freezes a tree into an index: full paths, inos in bytewise path order,
@@ -97,5 +125,10 @@ struct wsnap_index_tree {
 enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 				     struct wsnap_index_tree *tree,
 				     uint32_t *inomap, struct wsnap_error *err);
+
+/* Gives idx the n case dependencies of its symlinks (deps, malloc'd, now
+ * the index's; NULL when n is 0) and counts them in its memory. */
+void wsnap_index_set_case_deps(struct wsnap_index *idx,
+			       struct wsnap_index_case_dep *deps, size_t n);
 
 #endif

@@ -69,6 +69,7 @@ enum meta_field {
 	M_STREAM_BYTES,
 	M_INPUT_BYTES,
 	M_COMPRESSION, /* index in ixf_compressions[] */
+	M_NCASE_DEPS,
 	M_NFIELDS
 };
 
@@ -84,30 +85,18 @@ static uint32_t entry_abi(void)
 	       (uint32_t)(little ? 1 : 2) << 24;
 }
 
-void wsnap_archive_id_set(struct wsnap_archive_id *id, const struct stat *sb)
-{
-	memset(id, 0, sizeof(*id));
-	id->dev = (uint64_t)sb->st_dev;
-	id->ino = (uint64_t)sb->st_ino;
-	id->size = (uint64_t)sb->st_size;
-	id->mtime_sec = sb->st_mtim.tv_sec;
-	id->mtime_nsec = (uint32_t)sb->st_mtim.tv_nsec;
-	id->ctime_sec = sb->st_ctim.tv_sec;
-	id->ctime_nsec = (uint32_t)sb->st_ctim.tv_nsec;
-}
-
-static void id_fields(const struct wsnap_archive_id *id, uint64_t f[7])
+static void id_fields(const struct wsnap_fileid *id, uint64_t f[7])
 {
 	f[M_DEV] = id->dev;
 	f[M_INO] = id->ino;
-	f[M_SIZE] = id->size;
-	f[M_MTIME_SEC] = (uint64_t)id->mtime_sec;
-	f[M_MTIME_NSEC] = id->mtime_nsec;
-	f[M_CTIME_SEC] = (uint64_t)id->ctime_sec;
-	f[M_CTIME_NSEC] = id->ctime_nsec;
+	f[M_SIZE] = (uint64_t)id->size;
+	f[M_MTIME_SEC] = (uint64_t)id->mtime.tv_sec;
+	f[M_MTIME_NSEC] = (uint64_t)id->mtime.tv_nsec;
+	f[M_CTIME_SEC] = (uint64_t)id->ctime.tv_sec;
+	f[M_CTIME_NSEC] = (uint64_t)id->ctime.tv_nsec;
 }
 
-void wsnap_indexfile_name(const struct wsnap_archive_id *id,
+void wsnap_indexfile_name(const struct wsnap_fileid *id,
 			  const struct wsnap_policy *policy,
 			  char out[WSNAP_INDEXFILE_NAME_LEN + 1])
 {
@@ -152,8 +141,21 @@ void wsnap_indexfile_name(const struct wsnap_archive_id *id,
 
 /* Writing */
 
+/* The size of the TARGETS section: each symlink's target and its NUL, in
+ * ino order (in memory they are in an arena, in no order). */
+static uint64_t targets_bytes(const struct wsnap_index *idx)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < idx->count; i++)
+		if (idx->nodes[i].target)
+			total += idx->nodes[i].size + 1;
+	return total;
+}
+
 static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
-		     const struct wsnap_archive_id *id, size_t policy_len)
+		     const struct wsnap_fileid *id, size_t policy_len)
 {
 	const struct wsnap_index_stats *st = &idx->stats;
 	uint64_t f[M_NFIELDS];
@@ -163,7 +165,7 @@ static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
 	f[M_COUNT] = idx->count;
 	f[M_MASK] = idx->mask;
 	f[M_PATHS_BYTES] = idx->paths_bytes;
-	f[M_TARGETS_BYTES] = idx->targets_bytes;
+	f[M_TARGETS_BYTES] = targets_bytes(idx);
 	f[M_NRUNS] = idx->nruns;
 	f[M_NSPARSE] = idx->nsparse;
 	f[M_KEY0] = idx->key.k0;
@@ -177,6 +179,7 @@ static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
 	f[M_STREAM_BYTES] = st->stream_bytes;
 	f[M_INPUT_BYTES] = st->input_bytes;
 	f[M_COMPRESSION] = ixf_compression_code(st->compression);
+	f[M_NCASE_DEPS] = idx->ncase_deps;
 	ixf_writer_u64s(w, IXF_META, f, M_NFIELDS);
 }
 
@@ -184,14 +187,17 @@ static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
 static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx)
 {
 	struct wsnap_node rec[256];
+	uint64_t next = 0;
 	uint32_t i, k = 0;
 
 	ixf_writer_begin(w, IXF_NODES);
 	for (i = 0; i < idx->count; i++) {
 		const struct wsnap_node *n = &idx->nodes[i];
 		uint64_t po = (uint64_t)(n->path - idx->paths);
-		uint64_t to = n->target ? (uint64_t)(n->target - idx->targets)
-					: NO_TARGET;
+		uint64_t to = n->target ? next : NO_TARGET;
+
+		if (n->target)
+			next += n->size + 1;
 
 		rec[k] = *n;
 		memcpy(&rec[k].path, &po, sizeof(po));
@@ -205,8 +211,21 @@ static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx)
 	ixf_writer_end(w);
 }
 
+/* The TARGETS section, in the order put_nodes gave their offsets. */
+static void put_targets(struct ixf_writer *w, const struct wsnap_index *idx)
+{
+	uint32_t i;
+
+	ixf_writer_begin(w, IXF_TARGETS);
+	for (i = 0; i < idx->count; i++)
+		if (idx->nodes[i].target)
+			ixf_writer_put(w, idx->nodes[i].target,
+				       idx->nodes[i].size + 1);
+	ixf_writer_end(w);
+}
+
 enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
-					const struct wsnap_archive_id *id,
+					const struct wsnap_fileid *id,
 					const struct wsnap_policy *policy,
 					struct wsnap_error *err)
 {
@@ -216,7 +235,7 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 	int e;
 
 	pol = ixf_policy_bytes(policy, &plen);
-	if (!pol || ixf_writer_init(&w, fd, 9) != 0) {
+	if (!pol || ixf_writer_init(&w, fd, 10) != 0) {
 		free(pol);
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	}
@@ -228,11 +247,13 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 	ixf_writer_section(&w, IXF_BUCKETS, idx->buckets,
 			   ((size_t)idx->mask + 1) * sizeof(uint32_t));
 	ixf_writer_section(&w, IXF_PATHS, idx->paths, idx->paths_bytes);
-	ixf_writer_section(&w, IXF_TARGETS, idx->targets, idx->targets_bytes);
+	put_targets(&w, idx);
 	ixf_writer_section(&w, IXF_RUNS, idx->runs,
 			   idx->nruns * sizeof(struct wsnap_index_run));
 	ixf_writer_section(&w, IXF_SPARSE, idx->sparse,
 			   idx->nsparse * sizeof(struct wsnap_index_sparse));
+	ixf_writer_section(&w, IXF_CASE_DEPS, idx->case_deps,
+			   idx->ncase_deps * sizeof(*idx->case_deps));
 	free(pol);
 	e = ixf_writer_finish(&w, IXF_KIND_ENTRY, entry_abi());
 	if (e)
@@ -281,10 +302,11 @@ static bool fix_node(struct wsnap_index *idx, uint32_t ino,
 		       n->nchildren <= nchildren_total - n->first_child &&
 		       n->nsubdirs <= n->nchildren && to == NO_TARGET;
 	case WSNAP_TYPE_SYMLINK:
-		if (to >= idx->targets_bytes ||
-		    n->size > idx->targets_bytes - 1 - to)
+		if (to >= idx->map_targets_bytes ||
+		    n->size > idx->map_targets_bytes - 1 - to ||
+		    idx->map_targets[to + n->size] != '\0')
 			return false;
-		n->target = idx->targets + to;
+		n->target = idx->map_targets + to;
 		return n->nchildren == 0;
 	case WSNAP_TYPE_FILE:
 		if (to != NO_TARGET || n->nchildren || n->size > INT64_MAX)
@@ -328,7 +350,7 @@ static bool set_counts(struct wsnap_index *idx, const uint64_t *f)
 	idx->count = (uint32_t)f[M_COUNT];
 	idx->mask = (uint32_t)f[M_MASK];
 	idx->paths_bytes = f[M_PATHS_BYTES];
-	idx->targets_bytes = f[M_TARGETS_BYTES];
+	idx->map_targets_bytes = f[M_TARGETS_BYTES];
 	idx->nruns = f[M_NRUNS];
 	idx->nsparse = f[M_NSPARSE];
 	idx->key.k0 = f[M_KEY0];
@@ -368,17 +390,16 @@ static bool set_tables(struct wsnap_index *idx, const struct ixf_view *v)
 	idx->buckets = table(idx, v, IXF_BUCKETS, (uint64_t)idx->mask + 1,
 			     sizeof(uint32_t));
 	idx->paths = table(idx, v, IXF_PATHS, idx->paths_bytes, 1);
-	idx->targets = table(idx, v, IXF_TARGETS, idx->targets_bytes, 1);
+	idx->map_targets =
+		table(idx, v, IXF_TARGETS, idx->map_targets_bytes, 1);
 	idx->runs = table(idx, v, IXF_RUNS, idx->nruns,
 			  sizeof(struct wsnap_index_run));
 	idx->sparse = table(idx, v, IXF_SPARSE, idx->nsparse,
 			    sizeof(struct wsnap_index_sparse));
 	if (!idx->nodes || !idx->children || !idx->buckets || !idx->paths ||
-	    !idx->targets || !idx->runs || !idx->sparse)
+	    !idx->map_targets || !idx->runs || !idx->sparse)
 		return false;
-	return idx->paths[idx->paths_bytes - 1] == '\0' &&
-	       (!idx->targets_bytes ||
-		idx->targets[idx->targets_bytes - 1] == '\0');
+	return idx->paths[idx->paths_bytes - 1] == '\0';
 }
 
 /*
@@ -412,9 +433,43 @@ static bool nodes_own(struct wsnap_index *idx)
 	return true;
 }
 
+/*
+ * The CASE_DEPS section copied into idx (export refuses what they name on
+ * a folding destination, so an entry without them would export what a
+ * fresh build refuses): n of them, each a symlink and a valid ino. False
+ * when the section is short or one of them is not.
+ */
+static bool set_case_deps(struct wsnap_index *idx, const struct ixf_view *v,
+			  uint64_t n)
+{
+	const struct wsnap_index_case_dep *in;
+	struct wsnap_index_case_dep *deps;
+	uint64_t i;
+
+	if (n == 0)
+		return true;
+	if (n > idx->count)
+		return false;
+	in = table(idx, v, IXF_CASE_DEPS, n, sizeof(*in));
+	if (!in)
+		return false;
+	for (i = 0; i < n; i++)
+		if (in[i].link < 1 || in[i].link > idx->count ||
+		    idx->nodes[in[i].link - 1].type != WSNAP_TYPE_SYMLINK ||
+		    in[i].member < 1 || in[i].member > idx->count)
+			return false;
+	deps = malloc((size_t)n * sizeof(*deps));
+	if (!deps)
+		return false;
+	memcpy(deps, in, (size_t)n * sizeof(*deps));
+	idx->case_deps = deps;
+	idx->ncase_deps = (size_t)n;
+	return true;
+}
+
 /* Whether the entry's key is (id, policy). */
 static bool same_key(const struct ixf_view *v, const uint64_t *f,
-		     const struct wsnap_archive_id *id,
+		     const struct wsnap_fileid *id,
 		     const struct wsnap_policy *policy)
 {
 	const struct ixf_section *ps = ixf_find(v, IXF_POLICY);
@@ -438,7 +493,7 @@ static bool same_key(const struct ixf_view *v, const uint64_t *f,
 }
 
 enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
-				       const struct wsnap_archive_id *id,
+				       const struct wsnap_fileid *id,
 				       const struct wsnap_policy *policy,
 				       struct wsnap_error *err)
 {
@@ -491,7 +546,7 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 	for (ino = 1; ino <= idx->count; ino++)
 		if (!fix_node(idx, ino, nch))
 			goto bad;
-	if (!check_tables(idx, nch))
+	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
 		goto bad;
 	idx->stats.memory_bytes = sizeof(*idx) + idx->map_len;
 	*out = idx;

@@ -21,32 +21,17 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "fileid.h"
 #include "index.h"
 #include "policy.h"
 #include "reader.h"
-
-struct stat;
-
-/* What identifies an archive file while it is unchanged: a rewrite in
- * place changes ctime even when size and mtime are put back. */
-struct wsnap_archive_id {
-	uint64_t dev;
-	uint64_t ino;
-	uint64_t size;
-	int64_t mtime_sec;
-	int64_t ctime_sec;
-	uint32_t mtime_nsec;
-	uint32_t ctime_nsec;
-};
-
-void wsnap_archive_id_set(struct wsnap_archive_id *id, const struct stat *sb);
 
 /* Length of a cache entry's file name: 32 hex digits and ".idx". */
 #define WSNAP_INDEXFILE_NAME_LEN 36
 
 /* The cache entry's file name for (id, policy): a SipHash of the whole key
  * (the key itself is checked inside the entry). */
-void wsnap_indexfile_name(const struct wsnap_archive_id *id,
+void wsnap_indexfile_name(const struct wsnap_fileid *id,
 			  const struct wsnap_policy *policy,
 			  char out[WSNAP_INDEXFILE_NAME_LEN + 1]);
 
@@ -56,7 +41,7 @@ void wsnap_indexfile_name(const struct wsnap_archive_id *id,
  * out of memory).
  */
 enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
-					const struct wsnap_archive_id *id,
+					const struct wsnap_fileid *id,
 					const struct wsnap_policy *policy,
 					struct wsnap_error *err);
 
@@ -69,7 +54,7 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
  * mismatch", ...): nothing of it is used.
  */
 enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
-				       const struct wsnap_archive_id *id,
+				       const struct wsnap_fileid *id,
 				       const struct wsnap_policy *policy,
 				       struct wsnap_error *err);
 

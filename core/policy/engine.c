@@ -18,21 +18,29 @@
  *   1. skip (4.1): the member is dropped and counts for nothing;
  *   2. single-member rules (section 3); root entries stop here;
  *   L. limits (section 5), in this order: member count, rel path length,
- *      depth, symlink target length [wsnap], file size, total size. They
- *      sit after the single-member rules, so only members that could be
- *      indexed count, and before anything is stored, so a hostile archive
- *      is rejected before it costs memory;
+ *      depth, symlink target length [wsnap], file size, total size (file
+ *      data and, [wsnap], the member's extension header bytes: what a
+ *      spill file stores for it). They sit after the single-member rules,
+ *      so only members that could be indexed count, and before anything
+ *      is stored, so a hostile archive is rejected before it costs memory.
+ *      [wsnap] Root entries stop at step 2 and count as no member, but
+ *      their extension headers count against the total size too, and at
+ *      most max(--max-members, 2,000,000) of them are read ('archive
+ *      member count exceeds limit' beyond): each is a header a spill file
+ *      stores;
  *   3. protected paths, 4. duplicates, 5. lexical symlink targets,
  *   6. named symlinks;
  *   R. the member enters the tree, with its missing ancestors as implicit
  *      directories. [wsnap] Implicit directories cost memory like members
- *      but no limit of the spec counts them, and one deep name makes up to
- *      depth - 1 of them, each holding its full path in the index: a few
- *      MB of names could ask for GBs. So they have budgets of their own:
- *      at most max(--max-members, 2,000,000) of them, whose paths hold at
- *      most 64 MiB + 4 x the bytes of the member paths. No archive with
- *      directory entries comes near them; crossing one is 'archive member
- *      count exceeds limit' on the member that needed them.
+ *      but no limit of the spec counts them: at most max(--max-members,
+ *      2,000,000) of them ('archive member count exceeds limit' on the
+ *      member that needed them), so that node numbers fit 32 bits. And
+ *      every entry the member adds is charged to the index size (one deep
+ *      name makes up to depth - 1 implicit directories, each holding its
+ *      full path; 50,000 symlinks with 4 KB paths and targets asked for
+ *      600 MB): WSNAP_INDEX_ENTRY_BYTES per entry, its path, a symlink's
+ *      target, a sparse map (index_impl.h). Past --max-index-size ->
+ *      'archive index size exceeds limit', before anything is stored.
  *
  * wsnap_builder_finish freezes the tree into the index (index.c), then runs
  * the [wsnap] symlink resolution walk (resolve.c) and phase two on the
@@ -43,9 +51,10 @@
  * name) is unique and found through 'buckets' (SipHash under a key drawn per
  * builder, so hostile names cannot be made to collide). In a tree node,
  * 'path' is the entry's own name, 'name_off' its length and 'first_child'
- * the low 32 bits of its hash. Names, targets and raw member names live in
- * an arena freed with the builder; tables grow by doubling, bounded by the
- * limits; nothing is allocated per member.
+ * the low 32 bits of its hash. Names and raw member names live in an arena
+ * freed with the builder, targets in one the index takes over (so they are
+ * never copied); tables grow by doubling, bounded by the limits; nothing is
+ * allocated per member.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -59,58 +68,15 @@
  * says. */
 #define MAX_MEMBERS_CAP ((UINT32_MAX - 2u) / 2u)
 
-#define ARENA_CHUNK ((size_t)256 * 1024)
-
-/* The implicit directory budgets of step R. */
-#define IMPLICIT_MIN_COUNT	       WSNAP_DEFAULT_MAX_MEMBERS
-#define IMPLICIT_BYTES_BASE	       ((uint64_t)64 << 20)
-#define IMPLICIT_BYTES_PER_MEMBER_BYTE 4
-
-struct wsnap_arena_chunk {
-	struct wsnap_arena_chunk *next;
-	size_t cap;
-	size_t used;
-	char data[];
-};
+/* The count budget of implicit directories (step R) and root entries. */
+#define IMPLICIT_MIN_COUNT WSNAP_DEFAULT_MAX_MEMBERS
 
 /* How the raw name of a member is kept for messages after phase one. */
 enum raw_kind {
 	RAW_IS_REL,	/* it is the rel path */
 	RAW_IS_DOT_REL, /* it is "./" + the rel path */
-	RAW_COPIED,	/* in 'raw' (arena) */
+	RAW_COPIED,	/* in 'raw' (the strings arena) */
 };
-
-/* A NUL-terminated copy of s[0..len) in the arena, or NULL. */
-static char *arena_dup(struct wsnap_builder *b, const char *s, size_t len)
-{
-	struct wsnap_arena_chunk *c = b->arena;
-	char *d;
-
-	if (!c || c->cap - c->used <= len) {
-		size_t cap = len >= ARENA_CHUNK / 4 ? len + 1 : ARENA_CHUNK;
-
-		c = malloc(sizeof(*c) + cap);
-		if (!c)
-			return NULL;
-		c->cap = cap;
-		c->used = 0;
-		/* a large string gets a chunk of its own behind the current
-		 * one, which stays open for small ones */
-		if (cap != ARENA_CHUNK && b->arena) {
-			c->next = b->arena->next;
-			b->arena->next = c;
-		} else {
-			c->next = b->arena;
-			b->arena = c;
-		}
-	}
-	d = c->data + c->used;
-	if (len)
-		memcpy(d, s, len);
-	d[len] = '\0';
-	c->used += len + 1;
-	return d;
-}
 
 /* Tree */
 
@@ -169,7 +135,7 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 	if (id > b->nbuckets && !tree_rehash(b))
 		return 0;
 	memset(n, 0, sizeof(*n));
-	n->path = arena_dup(b, name, len);
+	n->path = wsnap_arena_dup(&b->strings, name, len);
 	if (!n->path)
 		return 0;
 	n->name_off = (uint32_t)len;
@@ -232,15 +198,11 @@ fail:
 
 void wsnap_builder_free(struct wsnap_builder *b)
 {
-	struct wsnap_arena_chunk *c, *next;
-
 	if (!b)
 		return;
 	wsnap_policy_release(&b->policy);
-	for (c = b->arena; c; c = next) {
-		next = c->next;
-		free(c);
-	}
+	wsnap_arena_release(&b->strings);
+	wsnap_arena_release(&b->targets);
 	free(b->nodes);
 	free(b->buckets);
 	free(b->runs);
@@ -254,6 +216,20 @@ void wsnap_builder_free(struct wsnap_builder *b)
 }
 
 /* Phase one */
+
+/* The bytes a member counts against --max-total-size: its file data and
+ * its extension headers (step L). */
+static uint64_t member_bytes(const struct wsnap_raw_member *m)
+{
+	return m->ext_bytes + (m->type == WSNAP_RAW_FILE ? m->size : 0);
+}
+
+static enum wsnap_status total_size_exceeded(const struct wsnap_name *nm,
+					     struct wsnap_error *err)
+{
+	return wsnap_error_reject(err, nm->disp,
+				  "archive extracted size exceeds limit");
+}
 
 /* Section 5, in the order of the header comment. */
 static enum wsnap_status check_limits(const struct wsnap_builder *b,
@@ -275,15 +251,34 @@ static enum wsnap_status check_limits(const struct wsnap_builder *b,
 	if (nm->type == WSNAP_RAW_SYMLINK &&
 	    m->linkname_len > p->max_path_length)
 		return wsnap_error_reject(err, nm->disp, "path too long");
-	if (nm->type == WSNAP_RAW_FILE) {
-		if (m->size > p->max_file_size)
-			return wsnap_error_reject(err, nm->disp,
-						  "file size exceeds limit");
-		if (m->size > p->max_total_size - b->total_size)
-			return wsnap_error_reject(
-				err, nm->disp,
-				"archive extracted size exceeds limit");
-	}
+	if (nm->type == WSNAP_RAW_FILE && m->size > p->max_file_size)
+		return wsnap_error_reject(err, nm->disp,
+					  "file size exceeds limit");
+	if (member_bytes(m) > p->max_total_size - b->total_size)
+		return total_size_exceeded(nm, err);
+	return WSNAP_OK;
+}
+
+/* Step L for a root entry (see the header comment); then its metadata. */
+static enum wsnap_status add_root(struct wsnap_builder *b,
+				  const struct wsnap_name *nm,
+				  const struct wsnap_raw_member *m,
+				  struct wsnap_error *err)
+{
+	struct wsnap_node *r = &b->nodes[0];
+
+	if (b->roots >= b->max_implicit)
+		return wsnap_error_reject(err, nm->disp,
+					  "archive member count exceeds limit");
+	if (m->ext_bytes > b->policy.max_total_size - b->total_size)
+		return total_size_exceeded(nm, err);
+	b->roots++;
+	b->total_size += m->ext_bytes;
+	/* any number of root entries; the last one's metadata holds */
+	r->mtime_sec = m->mtime_sec;
+	r->mtime_nsec = m->mtime_nsec;
+	r->mode = (uint16_t)(m->mode & 07777);
+	r->flags = m->mtime_nsec ? WSNAP_NODE_MTIME_FRAC : 0;
 	return WSNAP_OK;
 }
 
@@ -297,7 +292,8 @@ static bool member_sane(const struct wsnap_raw_member *m)
 		return false;
 	if (m->linkname && memchr(m->linkname, '\0', m->linkname_len))
 		return false;
-	if (m->mtime_nsec >= 1000000000u)
+	if (m->mtime_nsec >= 1000000000u ||
+	    m->ext_bytes > WSNAP_READER_MAX_HEADER_BYTES)
 		return false;
 	if (m->type != WSNAP_RAW_FILE)
 		return true;
@@ -373,8 +369,8 @@ static enum wsnap_status set_member(struct wsnap_builder *b,
 	case WSNAP_RAW_SYMLINK:
 		n->type = WSNAP_TYPE_SYMLINK;
 		n->size = m->linkname_len;
-		n->target = arena_dup(b, m->linkname ? m->linkname : "",
-				      m->linkname_len);
+		n->target = wsnap_arena_dup(&b->targets, m->linkname,
+					    m->linkname_len);
 		if (!n->target)
 			return wsnap_engine_oom(err);
 		break;
@@ -438,7 +434,7 @@ static enum wsnap_status add_seq(struct wsnap_builder *b, uint32_t id,
 		e->kind = RAW_IS_DOT_REL;
 	} else {
 		e->kind = RAW_COPIED;
-		e->raw = arena_dup(b, nm->disp, nm->len);
+		e->raw = wsnap_arena_dup(&b->strings, nm->disp, nm->len);
 		if (!e->raw)
 			return wsnap_engine_oom(err);
 	}
@@ -464,6 +460,29 @@ static void remember_dir(struct wsnap_builder *b, const struct wsnap_name *nm,
 	b->cache_id = id;
 }
 
+/*
+ * What a member adds to the index (step R): need new entries (need - 1
+ * implicit directories whose paths, NULs included, take dir_bytes, then
+ * the member's own; none when it takes over an implicit directory), its
+ * target, its sparse map.
+ */
+static uint64_t index_cost(const struct wsnap_name *nm,
+			   const struct wsnap_raw_member *m, size_t need,
+			   uint64_t dir_bytes)
+{
+	uint64_t cost = 0;
+
+	if (need)
+		cost = (uint64_t)need * WSNAP_INDEX_ENTRY_BYTES + dir_bytes +
+		       nm->rel_len + 1;
+	if (m->type == WSNAP_RAW_SYMLINK)
+		cost += (uint64_t)m->linkname_len + 1;
+	if (m->type == WSNAP_RAW_FILE && m->sparse)
+		cost += WSNAP_INDEX_SPARSE_BYTES +
+			(uint64_t)m->nsparse * WSNAP_INDEX_RUN_BYTES;
+	return cost;
+}
+
 /* Step R: the member enters the tree. */
 static enum wsnap_status record(struct wsnap_builder *b,
 				const struct wsnap_name *nm,
@@ -473,7 +492,7 @@ static enum wsnap_status record(struct wsnap_builder *b,
 {
 	uint32_t id = s->at;
 	size_t need = nm->depth - s->comp, off = s->off, k;
-	uint64_t bytes = 0, path_bytes = (uint64_t)nm->rel_len + 1;
+	uint64_t bytes = 0, cost, max = b->policy.max_index_size;
 	struct wsnap_node *nodes;
 	enum wsnap_status st;
 
@@ -487,27 +506,26 @@ static enum wsnap_status record(struct wsnap_builder *b,
 		n->flags = m->mtime_nsec ? WSNAP_NODE_MTIME_FRAC : 0;
 		goto counted;
 	}
+	/* the new implicit directories end where a '/' is */
+	for (k = off; k < nm->rel_len; k++)
+		if (nm->rel[k] == '/')
+			bytes += k + 1;
+	if (need && b->implicit + (need - 1) > b->max_implicit)
+		return wsnap_error_reject(err, nm->disp,
+					  "archive member count exceeds limit");
+	cost = index_cost(nm, m, need, bytes);
+	if (cost > max || b->index_bytes > max - cost)
+		return wsnap_error_reject(err, nm->disp,
+					  "archive index size exceeds limit");
+	b->index_bytes += cost;
 	if (need == 0) {
 		/* an implicit directory becomes the member */
 		st = set_member(b, &b->nodes[id - 1], m, err);
 		if (st != WSNAP_OK)
 			return st;
 		b->implicit--;
-		b->implicit_bytes -= path_bytes;
 		goto indexed;
 	}
-	/* the new implicit directories end where a '/' is */
-	for (k = off; k < nm->rel_len; k++)
-		if (nm->rel[k] == '/')
-			bytes += k + 1;
-	if (b->implicit + (need - 1) > b->max_implicit ||
-	    b->implicit_bytes + bytes >
-		    IMPLICIT_BYTES_BASE +
-			    IMPLICIT_BYTES_PER_MEMBER_BYTE *
-				    (b->member_bytes + path_bytes))
-		return wsnap_error_reject(err, nm->disp,
-					  "archive member count exceeds limit");
-	b->implicit_bytes += bytes;
 	nodes = wsnap_grow(b->nodes, &b->capnodes, (size_t)b->nnodes + need,
 			   sizeof(*nodes));
 	if (!nodes)
@@ -536,11 +554,9 @@ indexed:
 	st = add_seq(b, id, nm, err);
 	if (st != WSNAP_OK)
 		return st;
-	b->member_bytes += path_bytes;
 counted:
 	b->members++;
-	if (m->type == WSNAP_RAW_FILE)
-		b->total_size += m->size;
+	b->total_size += member_bytes(m);
 	remember_dir(b, nm, id);
 	return WSNAP_OK;
 }
@@ -616,16 +632,8 @@ enum wsnap_status wsnap_builder_add(void *builder,
 			       &root, err);
 	if (st != WSNAP_OK)
 		return st;
-	if (root) {
-		/* any number of root entries; the last one's metadata holds */
-		struct wsnap_node *r = &b->nodes[0];
-
-		r->mtime_sec = m->mtime_sec;
-		r->mtime_nsec = m->mtime_nsec;
-		r->mode = (uint16_t)(m->mode & 07777);
-		r->flags = m->mtime_nsec ? WSNAP_NODE_MTIME_FRAC : 0;
-		return WSNAP_OK;
-	}
+	if (root)
+		return add_root(b, &nm, m, err);
 	st = check_limits(b, &nm, m, err);
 	if (st == WSNAP_OK)
 		st = wsnap_rule_protected(&b->policy, &nm, err);
@@ -733,9 +741,9 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 		st = wsnap_engine_oom(err);
 		goto out;
 	}
-	/* the lookup table of phase one is done with; the nodes, runs and
-	 * sparse maps go to the index; the arena (names, targets, raw names)
-	 * stays until the end */
+	/* the lookup table of phase one is done with; the nodes, runs,
+	 * sparse maps and targets go to the index; the strings arena (tree and
+	 * raw names) stays until the end */
 	free(b->buckets);
 	b->buckets = NULL;
 	tree.nodes = b->nodes;
@@ -744,6 +752,9 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 	tree.nruns = b->nruns;
 	tree.sparse = b->sparse;
 	tree.nsparse = b->nsparse;
+	tree.targets = b->targets;
+	b->targets.head = NULL;
+	b->targets.bytes = 0;
 	b->nodes = NULL;
 	b->runs = NULL;
 	b->sparse = NULL;

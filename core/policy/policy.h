@@ -22,6 +22,9 @@
 #define WSNAP_DEFAULT_MAX_FILE_SIZE   UINT64_MAX /* unlimited */
 #define WSNAP_DEFAULT_MAX_PATH_LENGTH 4096ULL
 #define WSNAP_DEFAULT_MAX_DEPTH	      256ULL
+/* [wsnap] 1 GiB: the default member count with ~400 bytes of path and
+ * target per entry on average (doc/policy.md section 5) */
+#define WSNAP_DEFAULT_MAX_INDEX_SIZE (1ULL << 30)
 
 /* Rule 3.9: the longest name component a Linux directory holds (NAME_MAX)
  * and the first symlink target length symlink(2) refuses (PATH_MAX). */
@@ -49,6 +52,10 @@ struct wsnap_policy {
 	uint64_t max_file_size;	  /* one regular file; UINT64_MAX unlimited */
 	uint64_t max_path_length; /* bytes of the rel path */
 	uint64_t max_depth;	  /* components of the rel path */
+	/* [wsnap] bytes the index may take: what the engine charges for
+	 * entries, paths, targets and sparse maps (doc/policy.md section 5);
+	 * UINT64_MAX unlimited */
+	uint64_t max_index_size;
 };
 
 /* Fills p with the defaults of section 6. Never fails. */

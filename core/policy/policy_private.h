@@ -6,7 +6,8 @@
  *              judge one member by its name and type alone (section 3, and
  *              skip, protected paths and named symlinks of section 4);
  *   resolve.c  the symlink target checks of 4.5: the lexical one of phase
- *              one and the [wsnap] strict walk between the phases;
+ *              one and the [wsnap] strict walk between the phases, byte
+ *              for byte and folded (core/index/fold.h);
  *   engine.c   the state below: members received in archive order, limits,
  *              duplicates, the tree, phase two and the finished index.
  *
@@ -25,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
 #include "engine.h"
 #include "grow.h"
 #include "hash.h"
@@ -57,21 +59,20 @@ struct wsnap_seq_ent {
 	const char *raw;
 };
 
-struct wsnap_arena_chunk;
-
 struct wsnap_builder {
 	struct wsnap_policy policy;
 	size_t strip_len;
 	uint64_t max_members;  /* --max-members, at most MAX_MEMBERS_CAP */
-	uint64_t max_implicit; /* implicit directories, same cap */
+	uint64_t max_implicit; /* implicit directories, root entries: same */
 	struct wsnap_hash_key key;
 
 	struct wsnap_node *nodes;
 	uint32_t nnodes;
 	size_t capnodes;
 	uint32_t *buckets;
-	size_t nbuckets; /* a power of two */
-	struct wsnap_arena_chunk *arena;
+	size_t nbuckets;	    /* a power of two */
+	struct wsnap_arena strings; /* tree names and raw member names */
+	struct wsnap_arena targets; /* symlink targets: go to the index */
 	struct wsnap_index_run *runs;
 	size_t nruns, capruns;
 	struct wsnap_index_sparse *sparse;
@@ -79,12 +80,12 @@ struct wsnap_builder {
 	struct wsnap_seq_ent *seq;
 	size_t nseq, capseq;
 
-	uint64_t position; /* members received */
-	uint64_t members;  /* non-root members counted against the limit */
-	uint64_t implicit; /* implicit directories in the tree */
-	uint64_t implicit_bytes; /* their path bytes, NULs included */
-	uint64_t member_bytes;	 /* the members' path bytes, NULs included */
-	uint64_t total_size;	 /* regular file bytes */
+	uint64_t position;    /* members received */
+	uint64_t members;     /* non-root members counted against the limit */
+	uint64_t implicit;    /* implicit directories in the tree */
+	uint64_t roots;	      /* root entries */
+	uint64_t total_size;  /* regular file and extension header bytes */
+	uint64_t index_bytes; /* charged against --max-index-size */
 
 	/* scratch: the member's names, the renamed member */
 	struct wsnap_name_buf names;
@@ -165,11 +166,13 @@ enum wsnap_status wsnap_resolve_lexical(const struct wsnap_name *nm,
 
 /*
  * The [wsnap] walk between the phases over the frozen index idx, per
- * symlink member in archive order (b->seq; inomap[id] is a tree id's ino).
- * Errors: WSNAP_REJECTED on the first link that fails, WSNAP_IO.
+ * symlink member in archive order (b->seq; inomap[id] is a tree id's ino),
+ * byte for byte and folded; on success idx gets the case dependencies the
+ * folded walk found (wsnap_index_case_deps). Errors: WSNAP_REJECTED on the
+ * first link that fails, WSNAP_IO.
  */
 enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
-				      const struct wsnap_index *idx,
+				      struct wsnap_index *idx,
 				      const uint32_t *inomap,
 				      struct wsnap_error *err);
 

@@ -15,10 +15,24 @@
  * replacements are both bounded by MAX_REPLACEMENTS, the kernel's
  * MAXSYMLINKS. A link met again while it is being resolved is a loop and
  * escapes.
+ *
+ * Case and normalization: the walk runs twice per link, byte for byte and
+ * folded (fold.h), as the same archive lands on a case-sensitive and on a
+ * case-folding, normalization-insensitive filesystem; each has its own
+ * memo, and either escaping rejects the link. Folded, a component goes to
+ * the member its caseless key matches when byte for byte it names nothing;
+ * when it matches several members that are not interchangeable (one is a
+ * symlink or a directory with entries) either may be the one such a
+ * filesystem holds, and the link is refused as escaping. Where the folded
+ * look-up differs from the exact one the walk records (link, member), at
+ * most once per directory, for export (7.7). A walk inside one filesystem
+ * where some directories fold and others do not is export's to refuse: it
+ * writes no link whose resolution depends on case into a folding one.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "policy_private.h"
 
 /* Most symlink replacements of one resolution (the kernel's MAXSYMLINKS). */
@@ -96,11 +110,59 @@ struct where {
 
 struct walker {
 	const struct wsnap_index *idx;
-	struct link_memo *memo; /* per ino */
+	struct link_memo *memo;	 /* per ino */
+	struct wsnap_fold *fold; /* NULL: byte for byte */
+	/* the folded walk's case dependencies, one per directory */
+	struct wsnap_index_case_dep *deps;
+	size_t ndeps, capdeps;
+	unsigned char *noted; /* per ino: a directory with one recorded */
+	bool oom;
 };
 
 static enum walk_result resolve(struct walker *w, uint32_t link,
 				unsigned depth);
+
+/* Records that link's resolution depends on case at member. */
+static void note_dep(struct walker *w, uint32_t dir, uint32_t link,
+		     uint32_t member)
+{
+	struct wsnap_index_case_dep *d;
+
+	if (w->noted[dir])
+		return;
+	d = wsnap_grow(w->deps, &w->capdeps, w->ndeps + 1, sizeof(*d));
+	if (!d) {
+		w->oom = true;
+		return;
+	}
+	w->deps = d;
+	w->deps[w->ndeps++] = (struct wsnap_index_case_dep){link, member};
+	w->noted[dir] = 1;
+}
+
+/*
+ * The entry that component c names in directory dir (0: nothing), byte for
+ * byte or, in the folded walk, as a folding filesystem finds it. WALK_ESCAPES
+ * when it folds to several members that do not lead to the same places.
+ */
+static enum walk_result look_up(struct walker *w, uint32_t link, uint32_t dir,
+				const char *c, size_t cl, uint32_t *child)
+{
+	struct wsnap_fold_match m;
+
+	*child = wsnap_index_child(w->idx, dir, c, cl);
+	if (!w->fold)
+		return WALK_OK;
+	wsnap_fold_lookup(w->fold, dir, c, cl, &m);
+	if (m.count == 0 || (m.count == 1 && *child))
+		return WALK_OK; /* the same either way */
+	if (m.count > 1 && !m.inert)
+		return WALK_ESCAPES;
+	note_dep(w, dir, link, m.first);
+	if (!*child)
+		*child = m.first;
+	return WALK_OK;
+}
 
 /*
  * Applies the components of s to *at, replacing each component that names
@@ -108,8 +170,9 @@ static enum walk_result resolve(struct walker *w, uint32_t link,
  * Work: O(len) plus O(1) per symlink met (their resolutions are memoized),
  * so every link costs time bounded by its own target.
  */
-static enum walk_result walk(struct walker *w, struct where *at, const char *s,
-			     size_t len, unsigned *count, unsigned depth)
+static enum walk_result walk(struct walker *w, uint32_t link, struct where *at,
+			     const char *s, size_t len, unsigned *count,
+			     unsigned depth)
 {
 	const struct wsnap_index *idx = w->idx;
 	size_t i = 0;
@@ -139,7 +202,9 @@ static enum walk_result walk(struct walker *w, struct where *at, const char *s,
 			at->phantoms++;
 			continue;
 		}
-		child = wsnap_index_child(idx, at->node, c, cl);
+		r = look_up(w, link, at->node, c, cl, &child);
+		if (r != WALK_OK)
+			return r;
 		if (!child) {
 			at->phantoms = 1;
 			continue;
@@ -195,7 +260,7 @@ static enum walk_result resolve(struct walker *w, uint32_t link, unsigned depth)
 		return WALK_ABSOLUTE;
 	}
 	m->state = LINK_BUSY;
-	r = walk(w, &at, n->target, n->size, &inner, depth);
+	r = walk(w, link, &at, n->target, n->size, &inner, depth);
 	switch (r) {
 	case WALK_OK:
 		m->state = LINK_OK;
@@ -232,49 +297,78 @@ static enum walk_result resolve_top(struct walker *w, uint32_t ino)
 		return resolve(w, ino, 0);
 	/* the link's directory goes through a symlink (phase two rejects
 	 * that later, but the walk comes first) */
-	r = walk(w, &at, n->path, n->name_off ? n->name_off - 1 : 0, &count, 0);
+	r = walk(w, ino, &at, n->path, n->name_off ? n->name_off - 1 : 0,
+		 &count, 0);
 	if (r != WALK_OK)
 		return r;
 	if (n->size && n->target[0] == '/')
 		return WALK_ABSOLUTE;
-	return walk(w, &at, n->target, n->size, &count, 0);
+	return walk(w, ino, &at, n->target, n->size, &count, 0);
+}
+
+/* One link, byte for byte and then folded. */
+static enum walk_result resolve_both(struct walker *exact,
+				     struct walker *folded, uint32_t ino)
+{
+	enum walk_result r = resolve_top(exact, ino);
+
+	return r == WALK_OK ? resolve_top(folded, ino) : r;
 }
 
 /* [wsnap] Between the phases: each symlink member in archive order, the
  * first that fails winning; the message prints the link's own target. */
 enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
-				      const struct wsnap_index *idx,
+				      struct wsnap_index *idx,
 				      const uint32_t *inomap,
 				      struct wsnap_error *err)
 {
-	struct walker w = {idx, NULL};
+	size_t n = (size_t)idx->count + 1, i;
+	struct walker exact = {.idx = idx}, folded = {.idx = idx};
+	struct link_memo *memo;
 	enum wsnap_status st = WSNAP_OK;
-	size_t i;
 
 	if (idx->stats.symlinks == 0)
 		return WSNAP_OK;
-	w.memo = calloc((size_t)idx->count + 1, sizeof(*w.memo));
-	if (!w.memo)
-		return wsnap_engine_oom(err);
+	memo = calloc(2 * n, sizeof(*memo));
+	folded.noted = calloc(n, 1);
+	if (!memo || !folded.noted) {
+		st = wsnap_engine_oom(err);
+		goto out;
+	}
+	st = wsnap_fold_new(&folded.fold, idx, err);
+	if (st != WSNAP_OK)
+		goto out;
+	exact.memo = memo;
+	folded.memo = memo + n;
 	for (i = 0; i < b->nseq && st == WSNAP_OK; i++) {
 		uint32_t ino = inomap[b->seq[i].id];
-		const struct wsnap_node *n = &idx->nodes[ino - 1];
+		const struct wsnap_node *nd = &idx->nodes[ino - 1];
 		enum walk_result r;
 
-		if (n->type != WSNAP_TYPE_SYMLINK)
+		if (nd->type != WSNAP_TYPE_SYMLINK)
 			continue;
-		r = resolve_top(&w, ino);
+		r = resolve_both(&exact, &folded, ino);
 		if (r == WALK_ABSOLUTE)
 			st = wsnap_error_reject(
-				err, wsnap_engine_raw_name(b, &b->seq[i], n),
+				err, wsnap_engine_raw_name(b, &b->seq[i], nd),
 				"absolute symlink target not allowed: %s",
-				n->target);
+				nd->target);
 		else if (r != WALK_OK)
 			st = wsnap_error_reject(
-				err, wsnap_engine_raw_name(b, &b->seq[i], n),
+				err, wsnap_engine_raw_name(b, &b->seq[i], nd),
 				"symlink target escapes archive root: %s",
-				n->target);
+				nd->target);
 	}
-	free(w.memo);
+	if (st == WSNAP_OK && folded.oom)
+		st = wsnap_engine_oom(err);
+	if (st == WSNAP_OK) {
+		wsnap_index_set_case_deps(idx, folded.deps, folded.ndeps);
+		folded.deps = NULL;
+	}
+out:
+	free(folded.deps);
+	free(folded.noted);
+	wsnap_fold_free(folded.fold);
+	free(memo);
 	return st;
 }

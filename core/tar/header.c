@@ -2,9 +2,9 @@
  * The header region of a member (header.h): the raw header blocks from the
  * member's header position to its data, walked block by block, with the
  * number fields and pax records parsed from the bytes themselves. It knows
- * the tar format and the two readers whose views must agree (libarchive,
- * which builds the member, and Python's tarfile, the reference the policy
- * restates); it knows nothing of libarchive's API or of the input.
+ * the tar format and the readers whose views must agree (libarchive, which
+ * builds the member, Python's tarfile, the reference the policy restates,
+ * and GNU tar); it knows nothing of libarchive's API or of the input.
  *
  * Invariants:
  *  - a region is extension headers, then exactly one main header, then
@@ -12,14 +12,16 @@
  *    pax 1.0 sparse map). Anything libarchive would have glossed over (bad
  *    pax records, special headers it swallows, an ambiguous layout) makes
  *    the walk fail, which the reader reports as '<tar>' invalid tar stream.
- *    "Ambiguous" means that libarchive and tarfile would see different
- *    members: 'V' and 'A' headers, a global pax header that sets names,
- *    sizes or sparse maps, an extension header repeated for one member, a
- *    member named (or linked) both by a GNU long name and by pax, a prefix
- *    field only one of them joins, a number field only one of them can
- *    parse, a sparse map they lay out differently (member.c checks the
- *    rest: data on directories, links, devices and FIFOs, typeflag NUL
- *    with a trailing '/' that only libarchive sees);
+ *    "Ambiguous" means that the readers would see different members: 'V'
+ *    and 'A' headers, a global pax header that sets names, sizes or sparse
+ *    maps, an extension header repeated for one member, a member named (or
+ *    linked) both by a GNU long name and by pax, a prefix field only some
+ *    of them join, a number field they parse differently, a sparse map
+ *    they lay out differently (GNU tar extracting it included: rd_run), a
+ *    byte of an extension body's padding that is not zero, a long name
+ *    without its NUL, a pax key after blanks (member.c checks the rest:
+ *    data behind members that are not regular files, names ending in '/'
+ *    on regular files, where a sparse map ends);
  *  - numbers are read from the raw header where libarchive would saturate
  *    them (base-256 beyond int64) or get them wrong (negative fractional
  *    pax times): what overflows is an invalid stream;
@@ -49,12 +51,16 @@ bool wsnap_tar_all_zero(const unsigned char *p, size_t n)
  * up to the first non-digit; tarfile takes the field up to its first NUL
  * and hands it to Python's int(s, 8), which takes "0o17", "1_0" or "+7"
  * and refuses "12x". A header tarfile refuses ends its archive there,
- * silently: the members after it would be seen by libarchive alone.
+ * silently: the members after it would be seen by libarchive alone. GNU
+ * tar skips one leading NUL and reads on ("\0" "0001000" is 512 to it, 0
+ * to the others): a field that starts with NUL must be all NUL.
  */
 static bool rd_tar_field_ok(const unsigned char *f, size_t n)
 {
 	size_t i = 0;
 
+	if (f[0] == '\0')
+		return wsnap_tar_all_zero(f, n);
 	if (f[0] & 0x80)
 		return f[0] == 0x80 || f[0] == 0xff;
 	while (i < n && (f[i] == ' ' || f[i] == '\t'))
@@ -183,13 +189,36 @@ static bool rd_pax_time(const unsigned char *p, size_t n, int64_t *sec,
 }
 
 /*
+ * One more run of a sparse map: off, len (both at most INT64_MAX). GNU tar
+ * extracts each run from blocks of its own (it reads a run's data from the
+ * next block, and its writer pads every run to whole blocks), libarchive
+ * and tarfile from the bytes right after the previous run's: they agree
+ * only when every run with data but the last fills whole blocks. A run
+ * with data after one that ended inside a block is refused. (Where the
+ * last run ends is checked against the real size by member.c.)
+ */
+static bool rd_run(struct wsnap_tar_runs *rr, uint64_t off, uint64_t len)
+{
+	rr->n++;
+	rr->end = off + len; /* two int64 values: no overflow in uint64 */
+	if (!len)
+		return true;
+	if (rr->unaligned)
+		return false;
+	rr->unaligned = len % WSNAP_TAR_BLOCK != 0;
+	return true;
+}
+
+/*
  * GNU.sparse.map: comma-separated decimal numbers, offset and length of
  * each run, so an even count. (libarchive and tarfile both drop a last odd
  * number; a map that does not say what it means is refused.)
  */
-static bool rd_sparse_map_01(const unsigned char *p, size_t n)
+static bool rd_sparse_map_01(const unsigned char *p, size_t n,
+			     struct wsnap_tar_runs *rr)
 {
 	size_t count = 0;
+	uint64_t off = 0;
 
 	while (n > 0) {
 		const unsigned char *c = memchr(p, ',', n);
@@ -198,7 +227,10 @@ static bool rd_sparse_map_01(const unsigned char *p, size_t n)
 
 		if (!rd_dec(p, len, &v))
 			return false;
-		count++;
+		if (++count % 2)
+			off = v;
+		else if (!rd_run(rr, off, v))
+			return false;
 		if (!c)
 			return count % 2 == 0;
 		p += len + 1;
@@ -278,8 +310,11 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		px->has_minor = true;
 	} else if (rd_key_is(k, kn, "GNU.sparse.map")) {
 		/* libarchive adds the runs of both maps, tarfile keeps the
-		 * last map */
-		if (px->n_map++ || !rd_sparse_map_01(v, vn))
+		 * last map; GNU tar takes as many runs as numblocks, given
+		 * before, says (and fails on more) */
+		if (px->n_map++ || !px->has_numblocks ||
+		    !rd_sparse_map_01(v, vn, &px->runs) ||
+		    px->runs.n > px->numblocks)
 			return false;
 	} else if (rd_key_is(k, kn, "GNU.sparse.size")) {
 		if (!rd_dec(v, vn, &num))
@@ -299,12 +334,13 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 		 * agree on strictly alternating pairs only.
 		 */
 		if (!px->has_numblocks || px->sparse_pending ||
-		    !rd_dec(v, vn, &num))
+		    !rd_dec(v, vn, &px->offset))
 			return false;
 		px->sparse_pending = true;
 		px->n_offset++;
 	} else if (rd_key_is(k, kn, "GNU.sparse.numbytes")) {
-		if (!px->sparse_pending || !rd_dec(v, vn, &num))
+		if (!px->sparse_pending || !rd_dec(v, vn, &num) ||
+		    !rd_run(&px->runs, px->offset, num))
 			return false;
 		px->sparse_pending = false;
 		px->n_numbytes++;
@@ -349,7 +385,11 @@ static bool rd_pax_attr(struct wsnap_tar_pax *px, bool global,
 /*
  * Parses a pax body strictly: every record is "<len> <key>=<value>\n" with
  * len counting the whole record, and the records fill the body exactly.
- * (libarchive only warns, and then ignores the rest.)
+ * (libarchive only warns, and then ignores the rest.) The key starts right
+ * after the one space: GNU tar skips any blanks there, the others take
+ * them into the key ("13  path=abc\n" renames a member for GNU tar only).
+ * A key may come twice: libarchive, tarfile and GNU tar all keep the last
+ * value (the sparse keys, which they do not, are checked on their own).
  */
 static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
 			 struct wsnap_tar_pax *px)
@@ -370,7 +410,8 @@ static bool rd_pax_parse(const unsigned char *p, size_t n, bool global,
 		key = p + i + 1;
 		rest = len - i - 2; /* key=value without the newline */
 		eq = memchr(key, '=', rest);
-		if (!eq || eq == key || memchr(key, '\0', (size_t)(eq - key)))
+		if (!eq || eq == key || *key == ' ' || *key == '\t' ||
+		    memchr(key, '\0', (size_t)(eq - key)))
 			return false;
 		if (!rd_pax_attr(px, global, key, (size_t)(eq - key), eq + 1,
 				 rest - (size_t)(eq - key) - 1))
@@ -409,14 +450,17 @@ static bool rd_tar_signed_fits(const unsigned char *f, size_t n)
 
 /*
  * Old GNU sparse entries (struct wsnap_tar_sparse). libarchive
- * reads them up to the first whose offset starts with NUL, tarfile reads
- * all four of the header, and those of an extension block that have both
- * an offset and a length. So: past the first NUL offset only zero bytes;
- * before it numbers both read alike, within int64 (libarchive would
- * saturate a larger one); in an extension block no data at offset 0.
+ * reads them up to the first whose offset starts with NUL, GNU tar up to
+ * the first whose length does, tarfile reads all four of the header, and
+ * those of an extension block that have both an offset and a length. So:
+ * past the first NUL offset only zero bytes; before it a length that is
+ * not empty, numbers all read alike, within int64 (libarchive would
+ * saturate a larger one); in an extension block no data at offset 0; runs
+ * as rd_run has them. *used is the number of entries read.
  */
 static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
-				  bool ext)
+				  bool ext, struct wsnap_tar_runs *rr,
+				  size_t *used)
 {
 	const size_t entry = sizeof(struct wsnap_tar_sparse);
 	const size_t ol = WSNAP_TAR_SPARSE_LEN(offset);
@@ -424,46 +468,89 @@ static bool rd_gnu_sparse_entries(const unsigned char *e, size_t count,
 	const size_t nl = WSNAP_TAR_SPARSE_LEN(numbytes);
 	uint64_t off, len;
 
-	for (; count > 0 && e[0]; count--, e += entry)
-		if (!rd_tar_field_ok(e, ol) || !rd_tar_field_ok(e + no, nl) ||
+	for (*used = 0; *used < count && e[0]; ++*used, e += entry)
+		if (!e[no] || !rd_tar_field_ok(e, ol) ||
+		    !rd_tar_field_ok(e + no, nl) ||
 		    !rd_tar_number(e, ol, &off) ||
-		    !rd_tar_number(e + no, nl, &len) || (ext && !off && len))
+		    !rd_tar_number(e + no, nl, &len) || (ext && !off && len) ||
+		    !rd_run(rr, off, len))
 			return false;
-	return wsnap_tar_all_zero(e, entry * count);
+	return wsnap_tar_all_zero(e, entry * (count - *used));
 }
 
 /*
  * An old GNU sparse member ('S', GNU magic): the header's map, the real
  * size (tarfile takes an empty one as 0, libarchive the size field), and
  * the extension blocks chained by isextended, which must be all of the
- * region after the main header.
+ * region after the main header. GNU tar reads the next extension block
+ * only after a block whose entries are all used (libarchive and tarfile
+ * follow isextended whatever the entries), and extracts a map without
+ * entries as an empty file (tarfile: as zeros, libarchive: as the data).
  */
 static bool rd_scan_gnu_sparse(const unsigned char *ext, size_t tail,
-			       const unsigned char *h)
+			       const unsigned char *h,
+			       struct wsnap_tar_runs *rr)
 {
 	const unsigned char *rs = h + WSNAP_TAR_OFF(gnu.realsize);
 	const size_t rl = WSNAP_TAR_LEN(gnu.realsize);
 	unsigned char more = h[WSNAP_TAR_OFF(gnu.isextended)];
 	uint64_t realsize;
-	size_t n = 0;
+	size_t n = 0, used;
 
 	if (!rd_is_gnu_magic(h) ||
 	    !rd_gnu_sparse_entries(h + WSNAP_TAR_OFF(gnu.sparse),
-				   WSNAP_TAR_GNU_SPARSE_N, false) ||
-	    !rs[0] || !rd_tar_field_ok(rs, rl) ||
-	    !rd_tar_number(rs, rl, &realsize))
+				   WSNAP_TAR_GNU_SPARSE_N, false, rr, &used) ||
+	    used == 0 || (more && used < WSNAP_TAR_GNU_SPARSE_N) || !rs[0] ||
+	    !rd_tar_field_ok(rs, rl) || !rd_tar_number(rs, rl, &realsize))
 		return false;
 	while (more) {
 		const unsigned char *b = ext + WSNAP_TAR_BLOCK * n;
 
 		if (WSNAP_TAR_BLOCK * (n + 1) > tail ||
 		    !rd_gnu_sparse_entries(b + WSNAP_TAR_EXT_OFF(sparse),
-					   WSNAP_TAR_GNU_EXT_SPARSE_N, true))
+					   WSNAP_TAR_GNU_EXT_SPARSE_N, true, rr,
+					   &used))
 			return false;
 		more = b[WSNAP_TAR_EXT_OFF(isextended)];
+		if (more && used < WSNAP_TAR_GNU_EXT_SPARSE_N)
+			return false;
 		n++;
 	}
 	return tail == WSNAP_TAR_BLOCK * n;
+}
+
+/*
+ * A pax 1.0 sparse map, the n bytes that lead the data area: the number
+ * of runs, then an offset and a length for each, one decimal number a
+ * line, and zeros to the end of its last block. libarchive skips lines
+ * that start with '#' and takes an empty line for 0, tarfile and GNU tar
+ * fail on both: digits only. At least one run (GNU tar extracts none as
+ * an empty file), runs as rd_run has them.
+ */
+static bool rd_sparse_map_10(const unsigned char *p, size_t n,
+			     struct wsnap_tar_runs *rr)
+{
+	uint64_t count = 0, v, off = 0, i = 0;
+	size_t pos = 0;
+
+	for (;;) {
+		const unsigned char *nl = memchr(p + pos, '\n', n - pos);
+		size_t len = nl ? (size_t)(nl - (p + pos)) : 0;
+
+		if (!nl || !rd_dec(p + pos, len, &v))
+			return false;
+		pos += len + 1;
+		if (i == 0)
+			count = v;
+		else if (i % 2)
+			off = v;
+		else if (!rd_run(rr, off, v))
+			return false;
+		if (i++ == 2 * count)
+			break;
+	}
+	return count > 0 && n - pos < WSNAP_TAR_BLOCK &&
+	       wsnap_tar_all_zero(p + pos, n - pos);
 }
 
 /* Occurrences of a string in n bytes. */
@@ -509,20 +596,34 @@ static bool rd_pax_sparse_agree(const struct wsnap_tar_pax *px,
 /*
  * The prefix field of a main header whose name comes from
  * the header itself. libarchive joins it to the name only under a POSIX
- * ustar magic ("ustar" and anything but GNU's "ustar  \0"); tarfile joins
- * it whatever the magic, except on GNU 'S' headers, whose bytes there are
- * GNU fields. Where one joins and the other does not, the names differ
- * (a v7 header named 'passwd' with prefix '../../etc', or a GNU
- * incremental header whose atime tarfile takes as a directory).
+ * ustar magic ("ustar" and anything but GNU's "ustar  \0"), GNU tar only
+ * under "ustar\0" exactly; tarfile joins it whatever the magic, except on
+ * GNU 'S' headers, whose bytes there are GNU fields. Where one joins and
+ * another does not, the names differ (a v7 header named 'passwd' with
+ * prefix '../../etc', a GNU incremental header whose atime tarfile takes
+ * as a directory, a "ustarX" magic whose prefix GNU tar drops).
  */
 static bool rd_prefix_ambiguous(const unsigned char *h)
 {
 	if (!h[WSNAP_TAR_OFF(prefix)] ||
 	    h[WSNAP_TAR_OFF(typeflag)] == WSNAP_TAR_GNU_SPARSE)
 		return false;
-	return rd_is_gnu_magic(h) ||
-	       memcmp(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_USTAR_MAGIC,
-		      sizeof(WSNAP_TAR_USTAR_MAGIC) - 1) != 0;
+	/* "ustar" with its NUL: the whole magic field */
+	return memcmp(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_USTAR_MAGIC,
+		      WSNAP_TAR_LEN(magic)) != 0;
+}
+
+/*
+ * A GNU long name ('L') or link name ('K') body: the name, a NUL, and only
+ * NULs up to the size. libarchive reads the size's bytes up to the first
+ * NUL; tarfile and GNU tar read the whole padded body up to its first NUL,
+ * so a name without a NUL within the size would run on for them.
+ */
+static bool rd_gnu_long_ok(const unsigned char *p, size_t n)
+{
+	const unsigned char *nul = memchr(p, '\0', n);
+
+	return nul && wsnap_tar_all_zero(nul, n - (size_t)(nul - p));
 }
 
 /*
@@ -562,7 +663,7 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 
 	memset(s, 0, sizeof(*s));
 	for (;;) {
-		const unsigned char *h = p + pos;
+		const unsigned char *h = p + pos, *body;
 		uint64_t size, padded;
 		char tf;
 
@@ -589,21 +690,29 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 			 ~(uint64_t)(WSNAP_TAR_BLOCK - 1);
 		if (padded > len - pos - WSNAP_TAR_BLOCK)
 			return false;
-		if (tf == WSNAP_TAR_GNU_LONGNAME)
-			s->n_longname++;
-		else if (tf == WSNAP_TAR_GNU_LONGLINK)
-			s->n_longlink++;
-		else if (tf == WSNAP_TAR_PAX_GLOBAL &&
-			 !rd_pax_parse(h + WSNAP_TAR_BLOCK, (size_t)size, true,
-				       global))
+		body = h + WSNAP_TAR_BLOCK;
+		/* libarchive and GNU tar read size bytes of a body, tarfile
+		 * the whole padded blocks (a pax record or the rest of a
+		 * name in the padding is read by tarfile alone) */
+		if (!wsnap_tar_all_zero(body + size, (size_t)(padded - size)))
 			return false;
-		else if (tf != WSNAP_TAR_PAX_GLOBAL &&
-			 (s->n_pax++ ||
-			  !rd_pax_parse(h + WSNAP_TAR_BLOCK, (size_t)size,
-					false, &s->pax) ||
-			  !rd_pax_sparse_agree(&s->pax, h + WSNAP_TAR_BLOCK,
-					       (size_t)padded)))
+		if (tf == WSNAP_TAR_GNU_LONGNAME ||
+		    tf == WSNAP_TAR_GNU_LONGLINK) {
+			if (!rd_gnu_long_ok(body, (size_t)size))
+				return false;
+			if (tf == WSNAP_TAR_GNU_LONGNAME)
+				s->n_longname++;
+			else
+				s->n_longlink++;
+		} else if (tf == WSNAP_TAR_PAX_GLOBAL) {
+			if (!rd_pax_parse(body, (size_t)size, true, global))
+				return false;
+		} else if (s->n_pax++ ||
+			   !rd_pax_parse(body, (size_t)size, false, &s->pax) ||
+			   !rd_pax_sparse_agree(&s->pax, body,
+						(size_t)padded)) {
 			return false;
+		}
 		pos += WSNAP_TAR_BLOCK + (size_t)padded;
 	}
 	s->tail = len - pos;
@@ -616,14 +725,16 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 		return false;
 	if (s->pax.has_size)
 		s->stored = s->pax.size;
+	s->runs = s->pax.runs; /* 0.0 or 0.1, if any */
 	if (s->main[WSNAP_TAR_OFF(typeflag)] == WSNAP_TAR_GNU_SPARSE)
-		return rd_scan_gnu_sparse(p + pos, s->tail, s->main);
+		return rd_scan_gnu_sparse(p + pos, s->tail, s->main, &s->runs);
 	if (s->pax.has_major || s->pax.has_minor) {
 		/* pax sparse 1.0: the map leads the data area */
 		if (!s->pax.has_major || !s->pax.has_minor)
 			return false;
 		s->map = s->tail;
-		return s->tail % WSNAP_TAR_BLOCK == 0 && s->tail <= s->stored;
+		return s->tail % WSNAP_TAR_BLOCK == 0 && s->tail <= s->stored &&
+		       rd_sparse_map_10(p + pos, s->tail, &s->runs);
 	}
 	return s->tail == 0;
 }

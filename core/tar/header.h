@@ -107,11 +107,11 @@ _Static_assert(WSNAP_TAR_EXT_OFF(isextended) == 504, "ext offsets");
 
 /*
  * Magic and version, 8 bytes from WSNAP_TAR_OFF(magic) (GNU's "magic"
- * runs into the version field). A POSIX reader takes "ustar" followed by
- * anything but GNU's bytes as POSIX ustar.
+ * runs into the version field). libarchive takes "ustar" followed by
+ * anything but GNU's bytes as POSIX ustar, GNU tar only "ustar\0".
  */
 #define WSNAP_TAR_MAGIC_LEN   (WSNAP_TAR_LEN(magic) + WSNAP_TAR_LEN(version))
-#define WSNAP_TAR_USTAR_MAGIC "ustar" /* compared over its 5 bytes */
+#define WSNAP_TAR_USTAR_MAGIC "ustar" /* with its NUL: the magic field */
 #define WSNAP_TAR_POSIX_MAGIC                                                  \
 	"ustar\0"                                                              \
 	"00"
@@ -140,6 +140,14 @@ enum wsnap_tar_typeflag {
 
 /* ---- the header region (header.c) ------------------------------------- */
 
+/* A sparse map's runs as they come (header.c, rd_run): how many, where
+ * the last one ends, and whether a run with data ended inside a block. */
+struct wsnap_tar_runs {
+	uint64_t n;
+	uint64_t end;
+	bool unaligned;
+};
+
 /* What pax headers set that the reader needs: one member's 'x' header, or
  * all global 'g' headers so far. */
 struct wsnap_tar_pax {
@@ -155,15 +163,18 @@ struct wsnap_tar_pax {
 	bool has_sparse_size, has_numblocks, sparse_pending;
 	uint64_t numblocks;
 	unsigned n_map, n_offset, n_numbytes;
+	uint64_t offset;	    /* 0.0: of the run being paired */
+	struct wsnap_tar_runs runs; /* 0.0 and 0.1 */
 };
 
 /* A member's header region as wsnap_tar_scan_region found it. */
 struct wsnap_tar_scan {
-	const unsigned char *main; /* the main header block */
-	uint64_t stored;	   /* bytes of data (size field or pax) */
-	size_t tail;		   /* region bytes after the main header */
-	uint64_t map;		   /* of which a pax 1.0 sparse map */
-	struct wsnap_tar_pax pax;  /* the 'x' attributes */
+	const unsigned char *main;  /* the main header block */
+	uint64_t stored;	    /* bytes of data (size field or pax) */
+	size_t tail;		    /* region bytes after the main header */
+	uint64_t map;		    /* of which a pax 1.0 sparse map */
+	struct wsnap_tar_runs runs; /* its sparse map (n 0: none) */
+	struct wsnap_tar_pax pax;   /* the 'x' attributes */
 	unsigned n_pax, n_longname, n_longlink; /* 'x'/'X', 'L', 'K' */
 };
 

@@ -5,8 +5,11 @@
  * layout, has member.c read the members and input.c drain the rest, and
  * hands back the result. Where the rest is:
  *  - input.c: the direct and piped layouts, the window over the stream,
- *    libarchive's read callbacks, the checks of a compressed stream's end
- *    (gzip CRC-32 and length, zero padding only), the spill file;
+ *    libarchive's read callbacks, the spill file, the bound on what
+ *    follows the end-of-archive marker;
+ *  - decode.c: the decompressors (liblzma for xz, libarchive for the
+ *    rest) and the checks of a compressed stream's end (gzip CRC-32 and
+ *    length, zero padding only);
  *  - header.c: the walk of each member's raw header region;
  *  - member.c: the struct wsnap_raw_member of each entry;
  *  - tar_private.h: the state of one read, which they share.
@@ -39,6 +42,7 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	struct archive *inner = NULL;
 	enum wsnap_status st;
 	struct stat sb;
+	la_int64_t tar_end = -1;
 
 	if (fstat(r->fd, &sb) != 0)
 		return wsnap_reader_io(r, errno, "cannot stat archive");
@@ -47,7 +51,7 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	if (r->regular && r->size == 0)
 		return wsnap_error_stream(r->err); /* zero bytes */
 
-	st = wsnap_reader_outer_open(r, &compression);
+	st = wsnap_decoder_open(r, &compression);
 	if (st != WSNAP_OK)
 		return st;
 	res->compression = compression;
@@ -58,17 +62,20 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	st = wsnap_reader_inner_open(r, &inner);
 	if (st == WSNAP_OK)
 		st = wsnap_reader_members(r, inner, fn, ctx);
+	/* where the end-of-archive marker ends: what libarchive consumed */
+	if (st == WSNAP_OK)
+		tar_end = archive_filter_bytes(inner, 0);
 	if (inner)
 		archive_read_free(inner);
 	if (st != WSNAP_OK)
 		return st;
-	if (!r->direct) {
-		st = wsnap_reader_drain(r, strcmp(compression, "none") != 0);
-		if (st != WSNAP_OK)
-			return st;
-		if (r->stream_bytes == 0)
-			return wsnap_error_stream(r->err);
-	}
+	if (tar_end < 0)
+		return wsnap_error_stream(r->err);
+	st = wsnap_reader_drain(r, (uint64_t)tar_end);
+	if (st != WSNAP_OK)
+		return st;
+	if (!r->direct && r->stream_bytes == 0)
+		return wsnap_error_stream(r->err);
 	res->stream_bytes = r->direct ? r->size : r->stream_bytes;
 	res->input_bytes = r->input_bytes;
 	if (r->opts->keep_data) {

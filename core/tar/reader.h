@@ -10,14 +10,19 @@
  *    read as '<tar>': 'invalid tar stream' (no ARCHIVE_RETRY resync);
  *  - the raw typeflag of each member's main header is read from the bytes of
  *    the stream itself, never guessed from libarchive's file type;
- *  - a compressed stream is read to its very end, so a bad trailer fails;
- *  - memory is bounded by WSNAP_READER_MAX_HEADER_BYTES whatever the input;
+ *  - a compressed stream is read to its very end, so a bad trailer fails,
+ *    unless more than WSNAP_READER_MAX_TRAILING_BYTES follow the
+ *    end-of-archive marker, which fails too;
+ *  - memory is bounded by WSNAP_READER_MAX_HEADER_BYTES and the decoders'
+ *    limits (WSNAP_READER_XZ_MEMLIMIT, WSNAP_READER_ZSTD_WINDOW_MAX)
+ *    whatever the input;
  *  - for an uncompressed, seekable input file data is skipped by seeking:
  *    the cost grows with the number of members, not the bytes.
  */
 #ifndef WSNAP_READER_H
 #define WSNAP_READER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +31,21 @@
 
 /* Most bytes of extended headers (pax, GNU L/K, sparse maps) of one member. */
 #define WSNAP_READER_MAX_HEADER_BYTES (4u << 20)
+
+/*
+ * Most bytes of the decoded stream after the end-of-archive marker (GNU tar
+ * and tarfile pad to 10 KiB records); beyond them the stream is invalid.
+ */
+#define WSNAP_READER_MAX_TRAILING_BYTES (4u << 20)
+
+/*
+ * Memory the xz decoder may use (liblzma's memlimit): LZMA2 dictionaries up
+ * to 128 MiB, twice what xz -9 uses. zstd frames may ask for windows up to
+ * WSNAP_READER_ZSTD_WINDOW_MAX (libzstd's default limit, which libarchive
+ * keeps). A stream beyond either is invalid.
+ */
+#define WSNAP_READER_XZ_MEMLIMIT     ((128u + 1u) << 20)
+#define WSNAP_READER_ZSTD_WINDOW_MAX (128u << 20)
 
 enum wsnap_raw_type {
 	WSNAP_RAW_FILE,	    /* typeflag '0', NUL, '7', GNU sparse 'S' */
@@ -57,6 +77,15 @@ struct wsnap_raw_member {
 	uint64_t size;
 	/* offset of the member's data in the decompressed stream */
 	uint64_t data_offset;
+	/*
+	 * Bytes of the member's headers beyond its main header block:
+	 * extension headers (pax 'x' and 'g', GNU 'L' and 'K') with their
+	 * blocks and padding, GNU sparse extension blocks, a pax 1.0 sparse
+	 * map. At most WSNAP_READER_MAX_HEADER_BYTES - 512. What the stream
+	 * holds (and a spill file stores) for the member besides its header
+	 * block and its data.
+	 */
+	uint64_t ext_bytes;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	/* sparse files only: runs sorted, non-overlapping, within size,
@@ -100,6 +129,14 @@ struct wsnap_reader_opts {
 	 * of inputs.
 	 */
 	bool sequential;
+	/*
+	 * When not NULL, checked before each chunk of the stream is read or
+	 * decoded: once another thread sets it, the read stops with WSNAP_IO
+	 * (ECANCELED). wsnap_index_build's pipeline sets it when the builder
+	 * has failed, so that no more of the stream is decoded for nothing
+	 * (a rejected member may declare 100 GiB of bzip2 zeros).
+	 */
+	const atomic_bool *cancel;
 };
 
 struct wsnap_reader_result {

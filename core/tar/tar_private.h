@@ -1,9 +1,11 @@
 /*
  * The state of one wsnap_reader_run, shared by the files of the tar reader:
  * reader.c (the driver), input.c (the input side: layouts, windows, read
- * callbacks, decompression checks, the spill file) and member.c (members
- * from their headers). header.c does not need it. Internal to core/tar:
- * nothing outside this directory includes it.
+ * callbacks, the spill file, the end of the stream), decode.c (the
+ * decompressors of the piped layout and the checks of a compressed
+ * stream's end) and member.c (members from their headers). header.c does
+ * not need it. Internal to core/tar: nothing outside this directory
+ * includes it.
  *
  * Invariants:
  *  - the window holds stream bytes [win_off, win_off + win_len): while a
@@ -24,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "header.h"
@@ -36,7 +39,20 @@ struct wsnap_reader_outbuf {
 	uint64_t off; /* input offset of data[0] */
 };
 
-struct wsnap_reader_crc; /* CRC-32 of a gzip stream (input.c) */
+struct wsnap_reader_crc; /* CRC-32 of a gzip stream (decode.c) */
+struct wsnap_xz;	 /* the xz decoder (decode.c) */
+
+/* The decompressor of the piped layout (decode.c): one of outer and xz. */
+struct wsnap_decoder {
+	const char *compression; /* "none", "gzip", ... (static) */
+	struct archive *outer;	 /* libarchive: all but xz, and "none" */
+	struct wsnap_xz *xz;	 /* liblzma, with a memory limit */
+	/* gzip: CRC-32 of the decoded stream (libarchive does not check
+	 * the gzip trailer) */
+	struct wsnap_reader_crc *crc;
+	bool peeked; /* the outer reader has not had the first chunk yet */
+	bool eof;    /* the decoded stream has ended */
+};
 
 struct wsnap_reader {
 	int fd;
@@ -58,15 +74,13 @@ struct wsnap_reader {
 	bool too_big;	  /* a header region exceeded the bound */
 
 	/* piped layout */
-	struct archive *outer;
-	/* the two latest outer client buffers */
+	struct wsnap_decoder dec;
+	/* the two latest chunks of compressed input */
 	struct wsnap_reader_outbuf obuf[2];
 	int ocur;
 	const unsigned char *pend; /* decoded bytes not yet in the window */
 	size_t pend_len;
-	bool outer_eof;
-	bool outer_failed;
-	uint64_t stream_bytes; /* decoded bytes taken from the outer reader */
+	uint64_t stream_bytes; /* decoded bytes taken from the decoder */
 	int spill_fd;
 
 	/* first I/O error met inside a callback (status WSNAP_IO) */
@@ -75,10 +89,6 @@ struct wsnap_reader {
 
 	/* attributes of the global pax headers seen so far */
 	struct wsnap_tar_pax global;
-
-	/* gzip: CRC-32 of the decoded stream (libarchive does not check
-	 * the gzip trailer) */
-	struct wsnap_reader_crc *crc;
 
 	/* per-member scratch */
 	struct wsnap_sparse_run *runs;
@@ -95,19 +105,16 @@ enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
  * else an invalid stream. */
 enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r);
 
-/*
- * Opens the outer reader over r->fd (the decompressors and the raw
- * format); *compression is the filter found, a static string. Errors: an
- * invalid stream (also an empty input, several layers of compression),
- * WSNAP_IO.
- */
-enum wsnap_status wsnap_reader_outer_open(struct wsnap_reader *r,
-					  const char **compression);
+/* Reads up to len bytes of the input at in_pos (pread for a regular file,
+ * read otherwise); fills the buffer unless the input ends. Returns the
+ * bytes read, or -1 on an I/O error (recorded). */
+ssize_t wsnap_reader_input_read(struct wsnap_reader *r, unsigned char *buf,
+				size_t len);
 
 /*
  * Chooses the layout once the compression is known: direct for a plain
- * regular file (the outer reader is dropped), piped otherwise (the gzip
- * CRC and, with keep_data, the spill file are set up). Errors: WSNAP_IO.
+ * regular file (the decoder is dropped), piped otherwise (with keep_data
+ * the spill file is set up). Errors: WSNAP_IO.
  */
 enum wsnap_status wsnap_reader_layout(struct wsnap_reader *r,
 				      const char *compression);
@@ -118,15 +125,46 @@ enum wsnap_status wsnap_reader_inner_open(struct wsnap_reader *r,
 					  struct archive **out);
 
 /*
- * Piped layout, after the tar end: decodes the rest of the stream, checks
- * the gzip trailer and that only zero padding follows a compressed stream.
- * Errors: an invalid stream, WSNAP_IO.
+ * After the tar end, which lies at tar_end in the decoded stream: at most
+ * WSNAP_READER_MAX_TRAILING_BYTES may follow it (a plain file's size says;
+ * the piped layout decodes the rest, stopping past the bound), then the
+ * decoder checks the end of the compressed stream. Errors: an invalid
+ * stream, WSNAP_IO.
  */
-enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, bool compressed);
+enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, uint64_t tar_end);
 
-/* Frees what the input side holds (outer reader, buffers, window, CRC) and
- * closes the spill file unless it was handed over (spill_fd -1). */
+/* Frees what the input side holds (decoder, buffers, window) and closes
+ * the spill file unless it was handed over (spill_fd -1). */
 void wsnap_reader_input_release(struct wsnap_reader *r);
+
+/* ---- decode.c ----------------------------------------------------------- */
+
+/*
+ * Reads the first chunk of input and opens the decoder it calls for: xz
+ * (by its magic) or libarchive's outer reader; *compression is the name of
+ * what was found, a static string. Errors: an invalid stream (also an
+ * empty input, several layers of compression), WSNAP_IO.
+ */
+enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
+				     const char **compression);
+
+/*
+ * Makes r->pend hold the next decoded bytes when it is empty (pend_len 0
+ * with dec.eof at the end of the stream), counting them in stream_bytes.
+ * Returns false on an error: an I/O error is recorded, anything else is an
+ * invalid stream (wsnap_reader_fail tells which).
+ */
+bool wsnap_decoder_next(struct wsnap_reader *r);
+
+/*
+ * Once the decoded stream has ended: checks what follows the compressed
+ * stream in the input (zero padding only, read to the end of the input)
+ * and the gzip trailer. Errors: an invalid stream, WSNAP_IO.
+ */
+enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r);
+
+/* Frees the decoder; harmless when none was opened. */
+void wsnap_decoder_release(struct wsnap_reader *r);
 
 /* ---- member.c ----------------------------------------------------------- */
 

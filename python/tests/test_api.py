@@ -54,7 +54,7 @@ class Inputs(TmpCase):
         self.assertEqual(want.files, 7)
         self.assertEqual(want.symlinks, 2)
         self.assertEqual(want.directories, 4)  # the root is not counted
-        self.assertEqual(want.total_bytes, sum(len(p) for _, k, p, _ in SAMPLE if k == "file"))
+        self.assertEqual(want.bytes, sum(len(p) for _, k, p, _ in SAMPLE if k == "file"))
         self.assertEqual(want.compression, "none")
         from pathlib import Path
 

@@ -44,7 +44,7 @@ class Summary:
     implicit_directories: int
     files: int
     symlinks: int
-    total_bytes: int
+    bytes: int
     compression: Optional[str]
     raw: Dict[str, Any] = _raw()
 
@@ -56,7 +56,7 @@ class Summary:
             implicit_directories=int(rec.get("implicit_directories", 0)),
             files=int(rec["files"]),
             symlinks=int(rec["symlinks"]),
-            total_bytes=int(rec["total_bytes"]),
+            bytes=int(rec["bytes"]),
             compression=rec.get("compression"),
             raw=dict(rec),
         )
@@ -67,7 +67,7 @@ class ExportSummary:
     """``wsnap export --json``: what was written to ``dest``.
 
     ``created`` is true when ``dest`` did not exist (it was built under a
-    temporary name and renamed into place); ``dirs_kept`` counts
+    temporary name and renamed into place); ``directories_kept`` counts
     directories that were already there, ``replaced`` the entries that
     were in the way and were replaced.
     """
@@ -75,8 +75,8 @@ class ExportSummary:
     dest: str
     created: bool
     members: int
-    dirs: int
-    dirs_kept: int
+    directories: int
+    directories_kept: int
     files: int
     symlinks: int
     replaced: int
@@ -89,8 +89,8 @@ class ExportSummary:
             dest=str(rec["dest"]),
             created=bool(rec["created"]),
             members=int(rec["members"]),
-            dirs=int(rec["dirs"]),
-            dirs_kept=int(rec["dirs_kept"]),
+            directories=int(rec["directories"]),
+            directories_kept=int(rec["directories_kept"]),
             files=int(rec["files"]),
             symlinks=int(rec["symlinks"]),
             replaced=int(rec["replaced"]),

@@ -69,10 +69,10 @@ def base_members():
         t.symlink("d/link", "ignored", magic=t.GNU_MAGIC),
         t.symlink("d/rel", "pax-short"),
         t.file("d/empty"),
-        t.gnu_sparse("d/sparse", [(0, 5), (10000, 3), (20000, 0)], 20000,
-                     b"hello" + b"abc"),
-        t.pax_sparse_10("d/sparse10", [(0, 4), (8192, 4), (9000, 0)], 9000,
-                        b"abcd" + b"wxyz"),
+        t.gnu_sparse("d/sparse", [(0, 512), (10000, 3), (20000, 0)], 20000,
+                     b"h" * 512 + b"abc"),
+        t.pax_sparse_10("d/sparse10", [(0, 512), (8192, 4), (9000, 0)],
+                        9000, b"a" * 512 + b"wxyz"),
     ]
     bounds, off = [], 0
     for m in ms:
@@ -291,6 +291,48 @@ def gen_sizes():
          why="a name filling its field has no terminator")
 
 
+def gen_nonfile_sizes():
+    """a size field on a member that stores no data (policy.md section 5):
+    accepted where no reader skips data after it (each reads the next
+    block as a header), refused where one of them would"""
+    evil = t.header("evil")  # a header where data would be
+    after = t.file("after", b"x")
+    case("dir-size-no-data.tar",
+         t.header("d/", b"5", size=255) + after + t.end(), 0,
+         why="a directory's size field and no data (CPython's testtar.tar "
+         "'ustar/dirtype-with-size'): tarfile, GNU tar and libarchive "
+         "read on at the next block")
+    case("dir-size-header-after.tar",
+         t.header("d/", b"5", size=5) + evil + after + t.end(), 0,
+         why="and the block after it is a member to every reader")
+    case("dir-pax-size.tar",
+         t.pax([("size", "5")]) + t.header("d/", b"5") + evil + after +
+         t.end(), 3, INVALID,
+         why="a pax size on a directory: libarchive and GNU tar's listing "
+         "skip 'evil', tarfile and GNU tar's extraction read it")
+    case("hardlink-size-no-data.tar",
+         after + t.header("h", b"1", size=5, linkname="after") + evil +
+         t.end(), 3, rej("h", "hardlink member not allowed"),
+         why="a hardlink's size field outside pax archives: read alike, "
+         "so the policy decides")
+    case("hardlink-size-pax-archive.tar",
+         t.pax([("mtime", "1")]) + after +
+         t.header("h", b"1", size=5, linkname="after") + evil + t.end(), 3,
+         INVALID, why="in a pax archive libarchive skips a hardlink's "
+         "size, tarfile and GNU tar do not")
+    case("symlink-size.tar",
+         t.header("l", b"2", size=5, linkname="after") + evil + after +
+         t.end(), 3, INVALID,
+         why="a symlink's size: GNU tar's listing skips it, tarfile, GNU "
+         "tar's extraction and libarchive do not")
+    case("fifo-size.tar",
+         t.header("p", b"6", size=5) + evil + after + t.end(), 3, INVALID,
+         why="the same for a FIFO (and devices)")
+    case("v7-dir-size.tar",
+         t.header("d/", b"\0", size=5) + evil + after + t.end(), 3,
+         INVALID, why="the same for a typeflag NUL directory")
+
+
 def gen_pax():
     ok = t.file("a", b"x")
     body5 = t.header("five", size=0) + t.pad(b"hello")
@@ -375,6 +417,85 @@ def gen_pax():
                          "/etc/passwd"))
 
 
+def ext_with_padding(typeflag, body, padding):
+    """an extension header whose body is followed by padding (the rest of
+    its last block filled with zeros)"""
+    body = t.b(body)
+    rest = -len(body) % t.BLOCK
+    assert len(padding) <= rest
+    name = b"././@LongLink" if typeflag in b"LK" else b"./PaxHeaders/x"
+    magic = t.GNU_MAGIC if typeflag in b"LK" else t.USTAR_MAGIC
+    return (t.header(name, typeflag, size=len(body), magic=magic) + body +
+            padding + b"\0" * (rest - len(padding)))
+
+
+def gen_extension_bytes():
+    """every byte of an extension header's blocks is read alike by
+    libarchive (size bytes of a body), tarfile (the whole padded blocks)
+    and GNU tar (a long name up to its first NUL): policy.md section 5"""
+    ok = t.file("a", b"x")
+    # tarfile reads a second record in the padding: the member has size 0
+    # and its data is a symlink to / and a file written through it
+    hidden = t.symlink("l", "/") + t.file("l/tmp/owned", b"owned\n")
+    case("pax-padding-hidden-members.tar",
+         ext_with_padding(b"x", t.pax_record("path", "safe"),
+                          t.pax_record("size", "0")) +
+         t.file("carrier", hidden) + t.end(), 3, INVALID,
+         why="a size=0 record in the padding: tarfile sees 'safe' empty, "
+         "then a symlink to / and a file through it; libarchive one file")
+    case("pax-padding-path.tar",
+         ext_with_padding(b"x", t.pax_record("mtime", "1"),
+                          t.pax_record("path", "../evil")) + ok + t.end(),
+         3, INVALID, why="a path record in the padding: tarfile alone "
+         "reads '../evil'")
+    case("pax-global-padding.tar",
+         ext_with_padding(b"g", t.pax_record("comment", "c"),
+                          t.pax_record("mtime", "1")) + ok + t.end(), 3,
+         INVALID, why="a global header's padding is read by tarfile too")
+    case("pax-full-block.tar",
+         t.pax(t.pax_record("comment", "c" * 486) +
+               t.pax_record("path", "full")) + ok + t.end(), 0,
+         why="a pax body that fills its block: no padding to read")
+    case("pax-key-blank.tar",
+         t.pax(b"13  path=abc\n") + ok + t.end(), 3, INVALID,
+         why="blanks before a key: GNU tar skips them and renames 'a' to "
+         "'abc', tarfile and libarchive keep the key ' path'")
+    case("pax-dup-key.tar",
+         t.pax([("path", "one"), ("path", "two")]) + ok + t.end(), 0,
+         why="a key given twice: every reader keeps the last ('two')")
+    case("longname-no-nul.tar",
+         ext_with_padding(b"L", b"safe", b"") + ok + t.end(), 3, INVALID,
+         why="a long name without its NUL within the size")
+    case("longname-padding-name.tar",
+         ext_with_padding(b"L", b"safe", b"/../evil") + ok + t.end(), 3,
+         INVALID, why="a long name without its NUL: tarfile and GNU tar "
+         "read 'safe/../evil' from the padding, libarchive 'safe'")
+    case("longname-full-block.tar",
+         ext_with_padding(b"L", b"n" * t.BLOCK, b"") + ok + t.end(), 3,
+         INVALID, why="no NUL within the size, no padding either")
+    case("longname-after-nul.tar",
+         ext_with_padding(b"L", b"safe\0../evil\0", b"") + ok + t.end(), 3,
+         INVALID, why="bytes after a long name's NUL")
+    case("longname-nuls.tar",
+         ext_with_padding(b"L", b"name\0\0\0", b"") + ok + t.end(), 0,
+         why="only NULs after a long name's NUL")
+    case("size-leading-nul.tar",
+         t.header("f", size=b"\x0000000001000") + t.header("evil") + ok +
+         t.end(), 3, INVALID, why="a number field with a leading NUL: GNU "
+         "tar skips the NUL and reads 512, the others read 0")
+    case("prefix-magic-ustarX.tar",
+         t.file("x", b"1", prefix="pre", magic=b"ustarX00") + t.end(), 3,
+         INVALID, why="libarchive and tarfile join the prefix of a "
+         "'ustarX' header, GNU tar does not")
+    case("file-trailing-slash.tar",
+         t.file("d/") + t.file("d/x", b"1") + t.end(), 3, INVALID,
+         why="a '0' member named 'd/': a directory to libarchive and GNU "
+         "tar, a file to tarfile")
+    case("after-lone-zero-member.tar",
+         ok + t.end(1) + t.file("hidden", b"h") + t.end(), 0,
+         why="a member after a lone zero block: every reader ends before it")
+
+
 def gen_gnu_long():
     ok = t.file("a", b"x")
     case("longname-at-eof.tar", ok + t.gnu_long("d/" + "n" * 120), 3,
@@ -420,33 +541,38 @@ def gen_sparse():
     def gnu(runs, realsize, data, **kw):
         return t.gnu_sparse("sp", runs, realsize, data, **kw) + t.end()
 
-    case("sparse-gnu.tar", gnu([(0, 5), (10000, 3)], 20000, b"helloabc"),
-         0, why="valid old GNU sparse file")
+    # every run with data but the last fills whole blocks, and a file that
+    # ends in a hole says so by a run of length 0: as GNU tar writes them
+    h512 = b"h" * 512
+    case("sparse-gnu.tar",
+         gnu([(0, 512), (10000, 3), (20000, 0)], 20000, h512 + b"abc"), 0,
+         why="valid old GNU sparse file")
     case("sparse-gnu-trailing-hole.tar",
          gnu([(0, 5), (20000, 0)], 20000, b"hello"), 0,
          why="GNU tar ends a file with a hole by a zero-length run at the "
          "file's end")
-    runs = [(i * 1000, 10) for i in range(30)]
-    case("sparse-gnu-extended.tar", gnu(runs, 40000, b"z" * 300), 0,
+    runs = [(i * 1000, 512) for i in range(30)] + [(40000, 0)]
+    case("sparse-gnu-extended.tar", gnu(runs, 40000, b"z" * 512 * 30), 0,
          why="sparse map continued in extension blocks")
     case("sparse-gnu-unordered.tar",
-         gnu([(10000, 3), (0, 5)], 20000, b"abchello"), 3, INVALID)
+         gnu([(10000, 512), (0, 5)], 20000, h512 + b"hello"), 3, INVALID)
     case("sparse-gnu-overlap.tar",
-         gnu([(0, 100), (50, 10)], 20000, b"o" * 110), 3, INVALID)
+         gnu([(0, 512), (50, 10)], 20000, h512 + b"o" * 10), 3, INVALID)
     case("sparse-gnu-duplicate.tar",
-         gnu([(100, 10), (100, 10)], 20000, b"o" * 20), 3, INVALID)
+         gnu([(100, 512), (100, 512)], 20000, h512 * 2), 3, INVALID)
     case("sparse-gnu-beyond-size.tar",
-         gnu([(0, 5), (30000, 3)], 20000, b"helloabc"), 3, INVALID,
+         gnu([(0, 512), (30000, 3)], 20000, h512 + b"abc"), 3, INVALID,
          why="a run past the file's real size")
     case("sparse-gnu-data-short.tar",
-         gnu([(0, 5), (10000, 3)], 20000, b"hell", size=4), 3, INVALID,
-         why="runs need 8 bytes, the member stores 4")
+         gnu([(0, 5), (20000, 0)], 20000, b"hell", size=4), 3, INVALID,
+         why="runs need 5 bytes, the member stores 4")
     case("sparse-gnu-run-overflow.tar",
-         gnu([(0, 5), (t.base256((1 << 63) - 2, 12), 3)],
-             t.base256((1 << 63) - 1, 12), b"helloabc"), 3, INVALID,
+         gnu([(0, 512), (t.base256((1 << 63) - 2, 12), 3)],
+             t.base256((1 << 63) - 1, 12), h512 + b"abc"), 3, INVALID,
          why="offset + length overflows int64")
     case("sparse-gnu-realsize-huge.tar",
-         gnu([(0, 5)], t.base256(100 * GIB, 12), b"hello"), 3,
+         gnu([(0, 5), (t.base256(100 * GIB, 12), 0)],
+             t.base256(100 * GIB, 12), b"hello"), 3,
          rej("sp", "archive extracted size exceeds limit"),
          why="a sparse file counts its full size")
     case("sparse-gnu-realsize-negative.tar",
@@ -461,15 +587,16 @@ def gen_sparse():
         return t.pax_sparse_10("sp", runs, realsize, data,
                                map_text) + t.end()
 
-    case("sparse-pax10.tar", p10([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax10.tar",
+         p10([(0, 512), (8192, 4), (9000, 0)], 9000, h512 + b"wxyz"), 0)
     case("sparse-pax10-trailing-hole.tar",
          p10([(0, 4), (9000, 0)], 9000, b"abcd"), 0)
     case("sparse-pax10-unordered.tar",
-         p10([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+         p10([(8192, 512), (0, 4)], 9000, h512 + b"abcd"), 3, INVALID)
     case("sparse-pax10-overlap.tar",
-         p10([(0, 100), (99, 4)], 9000, b"o" * 104), 3, INVALID)
+         p10([(0, 512), (99, 4)], 9000, h512 + b"o" * 4), 3, INVALID)
     case("sparse-pax10-beyond-size.tar",
-         p10([(0, 4), (9998, 4)], 9000, b"abcdwxyz"), 3, INVALID)
+         p10([(0, 512), (9998, 4)], 9000, h512 + b"wxyz"), 3, INVALID)
     case("sparse-pax10-map-garbage.tar",
          p10([], 9000, b"abcd", b"2\nx\n4\n"), 3, INVALID)
     case("sparse-pax10-map-count-huge.tar",
@@ -487,14 +614,50 @@ def gen_sparse():
         return t.pax_sparse_01("sp", runs, realsize, data,
                                map_value) + t.end()
 
-    case("sparse-pax01.tar", p01([(0, 4), (8192, 4)], 9000, b"abcdwxyz"), 0)
+    case("sparse-pax01.tar",
+         p01([(0, 512), (8192, 4), (9000, 0)], 9000, h512 + b"wxyz"), 0)
     case("sparse-pax01-unordered.tar",
-         p01([(8192, 4), (0, 4)], 9000, b"wxyzabcd"), 3, INVALID)
+         p01([(8192, 512), (0, 4)], 9000, h512 + b"abcd"), 3, INVALID)
     case("sparse-pax01-odd.tar",
          p01([(0, 4)], 9000, b"abcd", "0,4,8192"), 3, INVALID,
          why="a map with an odd number of values")
     case("sparse-pax01-negative.tar",
          p01([(0, 4)], 9000, b"abcd", "-8,4"), 3, INVALID)
+
+    # where GNU tar extracts a sparse file otherwise than libarchive and
+    # tarfile read it (policy.md section 5)
+    case("sparse-gnu-unaligned-run.tar",
+         gnu([(0, 5), (1000, 512), (1512, 0)], 1512, b"hello" + h512), 3,
+         INVALID, why="a run that ends inside a block, then another: GNU "
+         "tar reads the second from the next block, the others right after "
+         "the first")
+    case("sparse-gnu-no-hole-run.tar", gnu([(0, 5)], 1000, b"hello"), 3,
+         INVALID, why="a map that ends before the real size: GNU tar "
+         "extracts 5 bytes, the others 1000")
+    case("sparse-pax01-no-hole-run.tar",
+         p01([(0, 512), (8192, 4)], 9000, h512 + b"wxyz"), 3, INVALID,
+         why="the same in pax 0.1")
+    case("sparse-gnu-empty-map.tar", gnu([], 5, b"hello"), 3, INVALID,
+         why="an 'S' map without runs: tarfile reads 5 zeros, libarchive "
+         "'hello', GNU tar extracts an empty file")
+    case("sparse-gnu-ext-after-short-block.tar",
+         gnu([(0, 512), (1000, 512), (2000, 0)], 2000, h512 * 2,
+             extended=[[(3000, 0)]]), 3, INVALID,
+         why="extension blocks after a header with free entries: GNU tar "
+         "reads no extension block, libarchive and tarfile do")
+    case("sparse-pax01-no-numblocks.tar",
+         t.pax([("GNU.sparse.size", "4"), ("GNU.sparse.map", "0,4")]) +
+         t.file("sp", b"abcd") + t.end(), 3, INVALID,
+         why="a 0.1 map without GNU.sparse.numblocks before it: GNU tar "
+         "refuses it")
+    case("sparse-pax01-whole-file.tar",
+         t.pax([("GNU.sparse.size", "4"), ("GNU.sparse.numblocks", "1"),
+                ("GNU.sparse.map", "0,4")]) + t.file("sp", b"abcd") +
+         t.end(), 0, why="one run over the whole file: a plain file to all")
+    case("sparse-pax10-comment.tar",
+         p10([], 9000, b"abcd", b"# map\n2\n0\n4\n9000\n0\n"), 3, INVALID,
+         why="a '#' line in a 1.0 map: libarchive skips it, tarfile and "
+         "GNU tar fail")
 
 
 def gen_not_tar():
@@ -550,9 +713,18 @@ def gen_bombs():
                      t.header("bomb", size=0), 1), (chunk, 16)]), 3,
          rej("bomb", "archive extracted size exceeds limit"),
          why="pax size 100 GiB before 256 MiB of zeros in gzip")
-    case("bomb-after-end.tar.zst", zstd_zeros_after(small, 16 * GIB), 0,
-         why="16 GiB of zeros after the end marker: read to the end of "
-         "the compressed stream, in bounded memory")
+    case("bomb-after-end.tar.zst", zstd_zeros_after(small, 16 * GIB), 3,
+         INVALID, why="16 GiB of zeros after the end marker: decoding "
+         "stops 4 MiB past it, so the trailer cannot be reached")
+    # at most 4 MiB (WSNAP_READER_MAX_TRAILING_BYTES) may follow the end
+    # marker; GNU tar and tarfile pad to 10 KiB records
+    for n, rc in ((4 << 20, 0), ((4 << 20) + 1, 3)):
+        tag = "4m" if rc == 0 else "4m1"
+        case("after-end-%s.tar.zst" % tag, zstd_zeros_after(small, n), rc,
+             INVALID if rc else None,
+             why="%d bytes of zeros after the end marker" % n)
+        case("after-end-%s.tar.bz2" % tag, t.bz(small + b"\0" * n), rc,
+             INVALID if rc else None)
     inner = gz_stream([(small, 1), (chunk, 256)])
     case("bomb-after-end.tar.gz.gz", t.gz(inner), 3, INVALID,
          why="nested gzip, 4 GiB of zeros in a few KiB: refused as nested "
@@ -573,13 +745,31 @@ def gen_bombs():
          opts="--max-file-size 1000000")
 
 
+def gen_decoders():
+    """decompressor memory limits (policy.md section 5)"""
+    z = t.xz(BASE)
+    case("xz-dict-128m.tar.xz", t.xz_set_dict(z, 30), 0,
+         why="an LZMA2 dictionary of 128 MiB: within the xz memory limit")
+    case("xz-dict-192m.tar.xz", t.xz_set_dict(z, 31), 3, INVALID,
+         why="the next dictionary size, 192 MiB: beyond it")
+    case("xz-dict-4g.tar.xz", t.xz_set_dict(z, 40), 3, INVALID,
+         why="a 4 GiB dictionary (libarchive sets liblzma no limit)")
+    case("zstd-window-128m.tar.zst",
+         t.zstd_frame([("raw", BASE)], window=(17, 0)), 0,
+         why="a zstd window of 128 MiB: libzstd's default limit")
+    case("zstd-window-144m.tar.zst",
+         t.zstd_frame([("raw", BASE)], window=(17, 1)), 3, INVALID,
+         why="the next window size, 144 MiB: beyond it")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
                                                               "malformed")
     for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
-                gen_sizes, gen_pax, gen_gnu_long, gen_sparse, gen_not_tar,
-                gen_bombs):
+                gen_sizes, gen_nonfile_sizes, gen_pax, gen_extension_bytes,
+                gen_gnu_long, gen_sparse, gen_not_tar, gen_bombs,
+                gen_decoders):
         gen()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""Runs a command and records its peak resident memory.
+"""Runs a command and records its peak resident memory and CPU time.
 
     peakrss.py OUTFILE CMD [ARGS...]
 
-Standard input, output and error are the command's. Writes the child's peak
-RSS in KiB (getrusage RUSAGE_CHILDREN ru_maxrss, Linux) to OUTFILE and exits
-with the child's status (128 + signal when it was killed), so shell tests
-can measure a command without depending on /usr/bin/time.
+Standard input, output and error are the command's. Writes one line to
+OUTFILE: the child's peak RSS in KiB (getrusage RUSAGE_CHILDREN ru_maxrss,
+Linux) and its CPU time (user + system) in milliseconds, and exits with the
+child's status (128 + signal when it was killed), so shell tests can measure
+a command without depending on /usr/bin/time.
 """
 import os
 import resource
@@ -25,9 +26,10 @@ def main():
         finally:
             os._exit(127)
     _, status = os.waitpid(pid, 0)
-    rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_ms = int((ru.ru_utime + ru.ru_stime) * 1000)
     with open(out, "w") as f:
-        f.write("%d\n" % rss)
+        f.write("%d %d\n" % (ru.ru_maxrss, cpu_ms))
     if os.WIFSIGNALED(status):
         return 128 + os.WTERMSIG(status)
     return os.WEXITSTATUS(status)

@@ -15,6 +15,7 @@ import gzip
 import lzma
 import struct
 import subprocess
+import zlib
 
 BLOCK = 512
 MTIME = 1764410400  # 2025-11-29 10:00:00 UTC, as in the docs
@@ -299,9 +300,10 @@ def _zstd_block_header(last, btype, size):
     return struct.pack("<I", v)[:3]
 
 
-def zstd_frame(parts):
+def zstd_frame(parts, window=(7, 0)):
     """parts: list of ('raw', bytes) or ('rle', byte, count). The frame
-    header asks for a 128 KiB window (exponent 7)."""
+    header asks for a window of (8 + mantissa) << (exponent + 7) bytes,
+    window=(exponent, mantissa): 128 KiB by default."""
     blocks = []
     for p in parts:
         if p[0] == "raw":
@@ -317,8 +319,80 @@ def zstd_frame(parts):
                 blocks.append((1, rest, bytes([byte])))
     if not blocks:
         blocks.append((0, 0, b""))
-    out = [ZSTD_MAGIC, b"\x00", bytes([7 << 3])]
+    out = [ZSTD_MAGIC, b"\x00", bytes([window[0] << 3 | window[1]])]
     for i, (btype, size, payload) in enumerate(blocks):
         out.append(_zstd_block_header(i == len(blocks) - 1, btype, size))
         out.append(payload)
     return b"".join(out)
+
+
+# ---------------------------------------------------------------- xz by hand
+
+def _vli(n):
+    """an xz variable-length integer"""
+    out = bytearray()
+    while n >= 0x80:
+        out.append((n & 0x7f) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _pad4(data):
+    return data + b"\0" * (-len(data) % 4)
+
+
+def xz_set_dict(xz_data, props):
+    """xz_data (one stream, as xz() makes it) with the LZMA2 dictionary
+    size byte of its first block header set to props (30: 128 MiB, 31:
+    192 MiB, 40: 4 GiB - 1) and the header's CRC32 fixed. The encoder
+    cannot make such dictionaries cheaply; a decoder must still honour
+    what the header declares."""
+    d = bytearray(xz_data)
+    at = 12  # after the stream header
+    size = (d[at] + 1) * 4
+    flags = d[at + 1]
+    assert flags & 0x03 == 0, "one filter"
+    i = at + 2
+    for bit in (0x40, 0x80):  # compressed, uncompressed size
+        if flags & bit:
+            while d[i] & 0x80:
+                i += 1
+            i += 1
+    assert d[i:i + 2] == b"\x21\x01", "LZMA2 with one props byte"
+    d[i + 2] = props
+    d[at + size - 4:at + size] = struct.pack(
+        "<I", zlib.crc32(bytes(d[at:at + size - 4])))
+    return bytes(d)
+
+
+def xz_zeros_bomb(head, chunks, props):
+    """an xz stream decoding to head (at most 64 KiB) then chunks times
+    ~2 MiB of zeros, ~360 bytes per chunk: one block whose header
+    declares the dictionary props byte props (40: 4 GiB), and LZMA2 chunks
+    that keep the dictionary, so that a decoder without a memory limit
+    fills as much dictionary as it decodes. No check."""
+    raw = lzma.compress(b"\0" * (2 << 20), format=lzma.FORMAT_RAW,
+                        filters=[{"id": lzma.FILTER_LZMA2,
+                                  "dict_size": 1 << 20}])
+    ctrl = raw[0]
+    unpacked = ((ctrl & 0x1f) << 16 | raw[1] << 8 | raw[2]) + 1
+    packed = (raw[3] << 8 | raw[4]) + 1
+    # the first LZMA chunk again and again: state reset and props, no
+    # dictionary reset (control 0xc0 instead of 0xe0)
+    chunk = bytes([0xc0 | (ctrl & 0x1f)]) + raw[1:6 + packed]
+    assert 0 < len(head) <= 1 << 16
+    body = (b"\x01" + struct.pack(">H", len(head) - 1) + head +
+            chunk * chunks + b"\0")
+    usize = len(head) + unpacked * chunks
+    bh = _pad4(b"\0\x00\x21\x01" + bytes([props]))
+    bh = bytes([(len(bh) + 4) // 4 - 1]) + bh[1:]
+    bh += struct.pack("<I", zlib.crc32(bh))
+    flags = b"\x00\x00"  # check: none
+    index = _pad4(b"\x00" + _vli(1) + _vli(len(bh) + len(body)) +
+                  _vli(usize))
+    index += struct.pack("<I", zlib.crc32(index))
+    back = struct.pack("<I", len(index) // 4 - 1) + flags
+    return (b"\xfd7zXZ\x00" + flags + struct.pack("<I", zlib.crc32(flags)) +
+            _pad4(bh + body) + index + struct.pack("<I", zlib.crc32(back)) +
+            back + b"YZ"), usize

@@ -150,15 +150,29 @@ run 0 "$W" check - <gnu.tar.gz && expect_empty
 run 0 "$W" check --allow-external-symlinks venv.tar && expect_empty
 
 run 0 "$W" check -v gnu.tar
-# ws: ., src, src/sub, empty, README, src/main.c, src/run.sh, 2 symlinks
-grep -qx 'members: 8' out || fail "check -v members: $(cat out)"
-grep -qx 'directories: 3 (0 implicit)' out || fail "check -v dirs: $(cat out)"
-grep -qx 'files: 3' out || fail "check -v files: $(cat out)"
-grep -qx 'symlinks: 2' out || fail "check -v symlinks: $(cat out)"
+# ws: ., src, src/sub, empty, README, src/main.c, src/run.sh, 2 symlinks;
+# -v goes to stderr, one line, counts in the singular where they are 1
 want_bytes=$(($(stat -c %s ws/src/main.c) + $(stat -c %s ws/README) + \
 	$(stat -c %s ws/src/run.sh)))
-grep -qx "total bytes: $want_bytes" out || fail "check -v bytes: $(cat out)"
-[ -s err ] && fail "check -v wrote to stderr"
+expect_err "wsnap: check: 'gnu.tar': 8 members: 3 files ($want_bytes bytes), 3 directories, 2 symlinks; 0 implicit directories; none"
+[ -s out ] && fail "check -v wrote to stdout"
+tar -cf one.tar -C ws ./README ./src/readme-link
+run 0 "$W" check -v one.tar &&
+	expect_err "wsnap: check: 'one.tar': 2 members: 1 file (6 bytes), 0 directories, 1 symlink; 1 implicit directory; none"
+# -q: nothing but errors, whatever -v and --progress say
+run 0 "$W" check -q -v --progress gnu.tar.gz && expect_empty
+run 0 "$W" check -v -q gnu.tar && expect_empty
+run 3 "$W" check -q -v abs.tar &&
+	expect_err "wsnap: unsafe tar member '/etc/passwd': absolute path"
+# --progress forces the progress line off a terminal (one line per update,
+# no terminal codes); --no-progress and -q keep it away. (--no-cache: the
+# check above left an index cache entry, and a check through it reads
+# nothing long.)
+run 0 "$W" check --no-cache --progress gnu.tar.gz
+grep -qx "wsnap: reading 'gnu.tar.gz': [0-9.]* MiB of [0-9.]* MiB (100%)" err ||
+	fail "check --progress: $(cat err)"
+grep -q $'\e\|\r' err && fail "terminal codes off a terminal: $(cat -A err)"
+run 0 "$W" check --progress --no-progress gnu.tar.gz && expect_empty
 
 run 0 "$W" check --json gnu.tar.gz
 script summary <<'EOF'
@@ -169,8 +183,11 @@ o = json.loads(lines[0])
 assert o["ok"] is True, o
 assert (o["members"], o["directories"], o["files"], o["symlinks"]) == \
     (8, 3, 3, 2), o
-assert o["total_bytes"] == int(sys.argv[1]), o
+assert o["bytes"] == int(sys.argv[1]), o
+assert o["implicit_directories"] == 0, o
 assert o["compression"] == "gzip", o
+assert set(o) == {"ok", "members", "directories", "implicit_directories",
+                  "files", "symlinks", "bytes", "compression"}, o
 EOF
 python3 summary.py "$want_bytes" <out || fail "check --json: $(cat out)"
 
@@ -248,7 +265,7 @@ python3 -c 'import json,sys; o=json.load(sys.stdin); assert o["reason"] == "syml
 run 4 "$W" check nope.tar &&
 	expect_err "wsnap: cannot open 'nope.tar': No such file or directory"
 run 4 "$W" check --json nope.tar
-python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "error": "io", "message": "cannot open '"'"'nope.tar'"'"': No such file or directory"}, o' <out ||
+python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "error": "io", "message": "cannot open '"'"'nope.tar'"'"': No such file or directory", "file": "nope.tar", "errno": "ENOENT"}, o' <out ||
 	fail "io --json: $(cat out)"
 run 4 "$W" ls ws
 grep -q "^wsnap: .*'ws': Is a directory$" err || fail "directory: $(cat err)"
@@ -428,6 +445,9 @@ script cmpjson <<'EOF'
 import decimal, json, sys
 got = [json.loads(l, parse_float=decimal.Decimal)
        for l in open(sys.argv[1], encoding="utf-8", errors="surrogatepass")]
+# the listing ends in its outcome record, which counts the records
+end = got.pop()
+assert end["ok"] is True and end["records"] == len(got), end
 want = [json.loads(l) for l in open(sys.argv[2], encoding="utf-8",
                                      errors="surrogateescape")]
 assert len(got) == len(want), (len(got), len(want))
@@ -455,6 +475,7 @@ script jsonnames <<'EOF'
 import json, os, sys
 # split on newlines only: JSON keeps U+2028 raw, splitlines() breaks on it
 objs = [json.loads(l) for l in sys.stdin.read().split("\n") if l]
+assert objs.pop()["ok"] is True
 names = {os.fsencode(o["path"]) for o in objs}
 for n in (b"bad\xff\xfeutf8", b"new\nline", b"c1\xc2\x85x",
           "caf\u00e9".encode(), b"esc\x1b[31mred", b"tab\tname",
@@ -465,6 +486,38 @@ weird = [o for o in objs if o["path"] == "links/weird"][0]
 assert os.fsencode(weird["target"]) == b"x\ny\\z\xff", weird
 EOF
 python3 jsonnames.py <out || fail "ls --json names: $(head -c 600 out)"
+
+# PATHs: those paths and what is below them, in the listing's order; the
+# whole archive validated; a PATH that names nothing (also one through a
+# symlink, never resolved) is exit 2; '..' is a usage error
+run 0 "$W" ls gnu.tar README ./src/sub/ src/sublink
+[ "$(awk '{ print $5 }' out | tr '\n' ' ')" = "README src/sub src/sublink " ] ||
+	fail "ls PATHs: $(cat out)"
+run 0 "$W" ls gnu.tar src
+[ "$(awk '{ print $5 }' out | tr '\n' ' ')" = "src src/main.c src/readme-link src/run.sh src/sub src/sublink " ] ||
+	fail "ls PATH a directory: $(cat out)"
+run 0 "$W" ls --json gnu.tar /src/sub src/main.c
+script lspaths <<'EOF'
+import json, sys
+lines = [json.loads(l) for l in sys.stdin.read().splitlines()]
+end = lines.pop()
+assert [o["path"] for o in lines] == ["src/main.c", "src/sub"], lines
+assert end["ok"] is True and end["records"] == 2 and end["members"] == 8, end
+EOF
+python3 lspaths.py <out || fail "ls --json PATHs: $(cat out)"
+for path in nope src/sublink/x src/main.c/x sr; do
+	run 2 "$W" ls gnu.tar "$path" &&
+		expect_err "wsnap: no such path in the archive: '$path'"
+	[ -s out ] && fail "ls of a missing PATH listed: $(cat out)"
+done
+run 2 "$W" ls --json gnu.tar $'bad\x1b'
+python3 -c 'import json,sys; o=json.load(sys.stdin); assert o == {"ok": False, "error": "usage", "message": "no such path in the archive: '"'"'bad\x1b'"'"'", "member": "bad\x1b"}, o' <out ||
+	fail "ls --json missing PATH: $(cat out)"
+run 2 "$W" ls gnu.tar src/../README &&
+	expect_err "wsnap: ls: PATH 'src/../README' has a '..' component (see 'wsnap ls --help')"
+run 3 "$W" ls abs.tar etc/passwd
+run 0 "$W" ls - src/sub <gnu.tar.gz
+[ "$(awk '{ print $5 }' out)" = src/sub ] || fail "ls - PATH: $(cat out)"
 
 # an archive of only the root (and only zero blocks) lists nothing
 tar -cf root.tar -C ws/empty . && run 0 "$W" ls root.tar && expect_empty

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end: the wsnap program's dispatch, usage and exit codes.
 set -euo pipefail
-: "${WSNAP_BIN:?}"
+: "${WSNAP_BIN:?}" "${WSNAP_SOURCE_DIR:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 rc=0; "$WSNAP_BIN" >/dev/null 2>&1 || rc=$?
@@ -24,4 +24,44 @@ err=$("$WSNAP_BIN" check --max-depth $'1\xe2\x80\x8b' x.tar 2>&1 >/dev/null) &&
 err=$("$WSNAP_BIN" check $'--bad\xc2\xa0' x.tar 2>&1 >/dev/null) && fail "accepted"
 [ "$err" = "wsnap: check: option '--bad\\xa0' is not known (see 'wsnap check --help')" ] ||
 	fail "bad option message: $err"
+
+# -V and --version: wsnap's version, then libarchive, libfuse and the
+# compression libraries libarchive was built with, 'NAME VERSION' each
+for opt in -V --version; do
+	v=$("$WSNAP_BIN" "$opt") || fail "$opt exits $?"
+	[ "$(printf '%s\n' "$v" | head -1)" = "wsnap $(sed -n \
+		's/^project(wsnap VERSION \([0-9.]*\).*/\1/p' \
+		"$WSNAP_SOURCE_DIR/CMakeLists.txt")" ] || fail "$opt first line: $v"
+	printf '%s\n' "$v" | grep -qE '^libarchive [0-9]+\.[0-9]+' ||
+		fail "$opt: no libarchive line: $v"
+	printf '%s\n' "$v" | grep -qxF "libfuse $(pkg-config --modversion fuse3)" ||
+		fail "$opt: no libfuse line: $v"
+	printf '%s\n' "$v" | grep -qE '^(zlib|liblzma|bz2lib|libzstd|liblz4) ' ||
+		fail "$opt: no compression library: $v"
+	printf '%s\n' "$v" | grep -qvE '^[^ /]+ [^ /]+$' &&
+		fail "$opt: a line is not 'NAME VERSION': $v"
+done
+
+# did you mean: the words of other tools and near misses, exit 2, the
+# usage line first and then one hint line; nothing for a far miss
+dym() {
+	local err rc=0
+	err=$("$WSNAP_BIN" "$1" 2>&1 >/dev/null) || rc=$?
+	[ "$rc" -eq 2 ] || fail "'wsnap $1' exits $rc, want 2"
+	[ "$err" = "wsnap: unknown command '$1' (see 'wsnap --help')
+wsnap: hint: did you mean 'wsnap $2'?" ] || fail "'wsnap $1': $err"
+}
+dym umount unmount
+dym list ls
+dym extract export
+dym chekc check
+dym mout mount
+dym hydrat hydrate
+dym unmout unmount
+err=$("$WSNAP_BIN" help umount 2>&1 >/dev/null) && fail "help umount accepted"
+printf '%s\n' "$err" | grep -qxF "wsnap: hint: did you mean 'wsnap unmount'?" ||
+	fail "help umount: $err"
+err=$("$WSNAP_BIN" frobnicate 2>&1 >/dev/null) && fail "accepted"
+[ "$err" = "wsnap: unknown command 'frobnicate' (see 'wsnap --help')" ] ||
+	fail "a far miss suggests: $err"
 echo "e2e_cli: ok"

@@ -60,7 +60,8 @@ done
 # option arguments: the choices of the usage line, directories for DIR,
 # nothing for a number; '--opt=' as readline splits it
 comp pack --compress ''
-has gzip && has none && has xz || fail "pack --compress offers [$(echo $out)]"
+has gzip && has none && has xz && has bzip2 && has lz4 && has zstd ||
+	fail "pack --compress offers [$(echo $out)]"
 want pack --compress = g '=>' gzip
 want mount --max-members '' '=>'
 want mount -- - '=>'

@@ -44,7 +44,7 @@ touch -d '2024-01-02 03:04:05.123456789' "$WS/src/main.c"
 touch -h -d '2023-05-06 07:08:09.5' "$WS/link"
 
 # ---- pack: each compression, deterministic, strict streams ----
-for c in none gzip zstd xz; do
+for c in none gzip zstd xz bzip2 lz4; do
 	"$W" pack --compress $c "$WS" "$T/a.$c" || fail "pack --compress $c"
 	"$W" pack --compress $c "$WS" "$T/b.$c" || fail "pack again $c"
 	cmp -s "$T/a.$c" "$T/b.$c" || fail "pack --compress $c not deterministic"
@@ -52,13 +52,17 @@ done
 gzip -t "$T/a.gzip" || fail "gzip stream"
 zstd -q -t "$T/a.zstd" || fail "zstd stream"
 xz -t "$T/a.xz" || fail "xz stream"
+bzip2 -t "$T/a.bzip2" || fail "bzip2 stream"
+lz4 -q -t "$T/a.lz4" || fail "lz4 stream"
 # the compressed streams hold the same tar (the plain one is padded to a
 # 10240-byte record; a compressed one ends with the compressor)
-for c in gzip zstd xz; do
+for c in gzip zstd xz bzip2 lz4; do
 	case $c in
 	gzip) gzip -dc "$T/a.$c" >"$T/inner" ;;
 	zstd) zstd -qdc "$T/a.$c" >"$T/inner" ;;
 	xz) xz -dc "$T/a.$c" >"$T/inner" ;;
+	bzip2) bzip2 -dc "$T/a.$c" >"$T/inner" ;;
+	lz4) lz4 -qdc "$T/a.$c" >"$T/inner" ;;
 	esac
 	n=$(stat -c %s "$T/inner")
 	cmp -s "$T/inner" <(head -c "$n" "$T/a.none") || fail "$c holds the tar"
@@ -66,18 +70,26 @@ done
 # -v names OUT quoted and escaped like a member name (issue 12, item 8)
 rc "$W" pack -v "$WS" "$T/v"$'\xe2\x80\xae'"rat.tar"
 expect_rc 0 "pack -v"
-grep -qF "into '$T/v\u202erat.tar' (" "$T/err" || fail "pack -v: $(cat "$T/err")"
+grep -qF "wsnap: pack: '$T/v\u202erat.tar': 15 members: " "$T/err" ||
+	fail "pack -v: $(cat "$T/err")"
 # extensions choose the compression; '-' is plain unless asked
-"$W" pack "$WS" "$T/ext.tar.gz" && cmp -s "$T/ext.tar.gz" "$T/a.gzip" ||
-	fail ".tar.gz is gzip"
-"$W" pack "$WS" "$T/ext.tgz" && cmp -s "$T/ext.tgz" "$T/a.gzip" ||
-	fail ".tgz is gzip"
-"$W" pack "$WS" "$T/ext.tar.zst" && cmp -s "$T/ext.tar.zst" "$T/a.zstd" ||
-	fail ".tar.zst is zstd"
-"$W" pack "$WS" "$T/ext.tar.xz" && cmp -s "$T/ext.tar.xz" "$T/a.xz" ||
-	fail ".tar.xz is xz"
+for e in tar.gz:gzip tgz:gzip tar.zst:zstd tzst:zstd tar.xz:xz txz:xz \
+	tar.bz2:bzip2 tbz2:bzip2 tar.lz4:lz4 TAR.GZ:gzip Tar.Bz2:bzip2; do
+	"$W" pack "$WS" "$T/ext.${e%%:*}" &&
+		cmp -s "$T/ext.${e%%:*}" "$T/a.${e#*:}" || fail ".${e%%:*} is ${e#*:}"
+done
 "$W" pack "$WS" "$T/ws.tar" && cmp -s "$T/ws.tar" "$T/a.none" ||
 	fail ".tar is plain"
+# any other name needs --compress (issue 15, item 2: p.zip was a plain tar)
+for n in p.zip p p.tar.gz.part p.tar.Z; do
+	rc "$W" pack "$WS" "$T/$n"
+	expect_rc 2 "pack into $n"
+	grep -qF "cannot tell the compression from '$T/$n'" "$T/err" ||
+		fail "pack into $n: $(cat "$T/err")"
+	[ ! -e "$T/$n" ] || fail "pack into $n wrote it"
+done
+"$W" pack --compress bzip2 "$WS" "$T/p.zip" && cmp -s "$T/p.zip" "$T/a.bzip2" ||
+	fail "--compress bzip2 into p.zip"
 "$W" pack "$WS" - >"$T/stdout.tar" && cmp -s "$T/stdout.tar" "$T/a.none" ||
 	fail "'-' is the same plain tar"
 "$W" pack --compress zstd "$WS" - >"$T/stdout.zst" &&
@@ -94,11 +106,11 @@ tar -tf "$T/ws.tar" >"$T/names"
 LC_ALL=C sort -c "$T/names" || fail "members not sorted by name"
 
 # ---- round trip 1: pack -> check -> export -> diff DIR EXPORTED ----
-for c in none gzip zstd xz; do
+for c in none gzip zstd xz bzip2 lz4; do
 	rc "$W" check "$T/a.$c"
 	expect_rc 0 "check of a packed workspace ($c)"
 done
-for c in none gzip zstd xz; do
+for c in none gzip zstd xz bzip2 lz4; do
 	rc "$W" diff "$WS" "$T/a.$c"
 	expect_rc 0 "diff DIR ARCHIVE ($c)"
 	[ ! -s "$T/out" ] || fail "diff DIR ARCHIVE ($c) printed $(cat "$T/out")"
@@ -191,9 +203,10 @@ expect_rc 1 "diff --json"
 python3 - "$T/out" <<'EOF' || fail "diff --json output"
 import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
-stat = lines.pop()["stat"]
-assert stat == {"changes": 8, "added": 2, "removed": 2, "modified": 3,
-                "type_changed": 1}, stat
+end = lines.pop()
+assert end == {"ok": True, "records": 8, "added": 2, "removed": 2,
+               "modified": 3, "type_changed": 1}, end
+assert all("ok" not in l for l in lines), lines
 by = {l["path"]: l for l in lines}
 assert [l["path"] for l in lines] == sorted(by, key=lambda p: p.encode())
 assert by["added.txt"]["change"] == "A" and by["added.txt"]["old"] is None
@@ -277,7 +290,41 @@ rc "$W" pack "$WS" "$T/no-such-dir/x.tar"
 expect_rc 4 "pack into a missing directory"
 rc "$W" diff "$WS"
 expect_rc 2 "diff with one side"
-rc "$W" pack --compress bzip2 "$WS" "$T/x.tar"
-expect_rc 2 "pack --compress bzip2"
+rc "$W" pack --compress lzop "$WS" "$T/x.tar"
+expect_rc 2 "pack --compress lzop"
+
+# ---- --json, -q, --progress of pack (doc/json.md) ----
+rc "$W" pack --json --progress "$WS" "$T/j.tar.gz"
+expect_rc 0 "pack --json"
+python3 - "$T/out" "$T/j.tar.gz" <<'EOF' || fail "pack --json: $(cat "$T/out")"
+import json, os, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o == {"ok": True, "output": sys.argv[2], "members": 15,
+             "directories": 4, "files": 9, "symlinks": 2,
+             "bytes": o["bytes"], "compression": "gzip",
+             "archive_bytes": os.path.getsize(sys.argv[2])}, o
+EOF
+# the forced progress line off a terminal: plain lines, the last one final
+tail -1 "$T/err" | grep -qx 'wsnap: pack: 15/15 members, 0/0 MiB' ||
+	fail "pack --progress: $(cat "$T/err")"
+rc "$W" pack -q -v --progress "$WS" "$T/q.tar"
+expect_rc 0 "pack -q"
+[ -s "$T/err" ] && fail "pack -q wrote to stderr: $(cat "$T/err")"
+rc "$W" pack --json "$WS" -
+expect_rc 2 "pack --json to standard output"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "usage", o' \
+	"$T/out" || fail "pack --json OUT '-': $(cat "$T/out")"
+mkfifo "$WS/fifo"
+rc "$W" pack --json "$WS" "$T/fifo.tar"
+expect_rc 3 "pack --json of a FIFO"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o == {"ok": False, "error": "rejected", "member": "./fifo", "reason": "unsupported member type"}, o' \
+	"$T/out" || fail "pack --json rejection: $(cat "$T/out")"
+rm "$WS/fifo"
+rc "$W" pack --json "$T/no-such-dir" "$T/x.tar"
+expect_rc 4 "pack --json of a missing directory"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "ENOENT", o' \
+	"$T/out" || fail "pack --json I/O error: $(cat "$T/out")"
 
 echo "e2e_diff_pack: ok"

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end: 'wsnap export' (policy.md section 7, cli.md export): inputs
-# (file, stdin, compressed), output (--json, -v), exit codes, destination
-# state rejections, modes under umasks, a full disk (tmpfs), --strip-prefix,
-# and a concurrent attacker process swapping a directory for a symlink.
+# (file, stdin, compressed), output (--json, -v), PATH operands, exit
+# codes, destination state rejections, modes under umasks, a full disk
+# (tmpfs), --strip-prefix, and a concurrent attacker process swapping a
+# directory for a symlink.
 set -euo pipefail
 : "${WSNAP_BIN:?}"
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -65,8 +66,10 @@ mk_tar snap.tar d:src:0700 f:src/main.c:0644:code f:bin/start:0755:run \
 [ -z "$(ls -A . | grep wsnap)" ] || fail "temporary left: $(ls -A)"
 
 # --- -v and --json ---
-"$WSNAP_BIN" export -v snap.tar out2 >v.out
-grep -q "^exported 5 members to 'out2' (new)" v.out || fail "-v: $(cat v.out)"
+"$WSNAP_BIN" export -v snap.tar out2 >v.out 2>v.err
+grep -q "^wsnap: export: 5 members to 'out2' (new): 3 files (13 bytes), " v.err ||
+	fail "-v: $(cat v.err)"
+[ -s v.out ] && fail "-v wrote to stdout: $(cat v.out)"
 "$WSNAP_BIN" export --json snap.tar out2 >j.out
 python3 - j.out <<'EOF' || fail "--json: $(cat j.out)"
 import json, sys
@@ -74,8 +77,61 @@ j = json.load(open(sys.argv[1]))
 assert j["ok"] is True and j["created"] is False, j
 assert j["members"] == 5 and j["files"] == 3 and j["symlinks"] == 1, j
 assert j["bytes"] == len("code") + len("run") + len("readme"), j
-assert j["replaced"] == 4 and j["dirs_kept"] == 1, j
+assert j["replaced"] == 4 and j["directories_kept"] == 1, j
+assert j["directories"] == 0 and j["compression"] == "none", j
 EOF
+
+# --- PATH operands: only those paths and what is below them ---
+mk_tar part.tar d:src:0700 f:src/main.c:0644:code f:src/lib/util.c:0644:util \
+	f:src-old/x:0644:old f:bin/start:0755:run l:latest:src
+tree() { (cd "$1" && find . -mindepth 1 | sort | tr '\n' ' '); }
+"$WSNAP_BIN" export part.tar p1 src/lib/util.c
+[ "$(tree p1)" = "./src ./src/lib ./src/lib/util.c " ] || fail "PATH a file: $(tree p1)"
+[ "$(cat p1/src/lib/util.c)" = util ] || fail "PATH a file: content"
+# its parents are made like implicit directories: 0755, the default mtime
+[ "$(stat -c '%a %Y' p1/src p1/src/lib)" = "755 0
+755 0" ] || fail "PATH parents: $(stat -c '%n %a %Y' p1/src p1/src/lib)"
+"$WSNAP_BIN" export part.tar p2 ./src/ bin/start src/main.c
+[ "$(tree p2)" = "./bin ./bin/start ./src ./src/lib ./src/lib/util.c ./src/main.c " ] ||
+	fail "PATH a directory: $(tree p2)"
+[ "$(stat -c %Y p2/src)" = 1600000000 ] || fail "a selected directory keeps its mtime"
+# a symlink PATH is the symlink itself, never its target; a PATH through
+# a symlink names nothing (exit 2, like tar's 'Not found in archive')
+"$WSNAP_BIN" export part.tar p3 latest
+[ "$(tree p3)" = "./latest " ] && [ "$(readlink p3/latest)" = src ] ||
+	fail "PATH a symlink: $(tree p3)"
+for path in latest/main.c nope src/main.c/x src-; do
+	rc=0; "$WSNAP_BIN" export part.tar p4 src "$path" 2>err || rc=$?
+	[ $rc -eq 2 ] || fail "PATH '$path': exit $rc, want 2"
+	[ "$(cat err)" = "wsnap: no such path in the archive: '$path'" ] ||
+		fail "PATH '$path': $(cat err)"
+	[ ! -e p4 ] || fail "PATH '$path': DEST made"
+done
+rc=0; "$WSNAP_BIN" export --json part.tar p4 $'n\xffpe' >j.out 2>/dev/null || rc=$?
+[ $rc -eq 2 ] || fail "--json missing PATH: exit $rc"
+python3 - j.out <<'EOF' || fail "--json missing PATH: $(cat j.out)"
+import json, os, sys
+o = json.load(open(sys.argv[1]))
+assert o["ok"] is False and o["error"] == "usage", o
+assert os.fsencode(o["member"]) == b"n\xffpe", o
+assert o["message"] == "no such path in the archive: 'n\udcffpe'", o
+EOF
+# '..' is a usage error before anything is read
+for path in .. ../x src/../bin; do
+	rc=0; "$WSNAP_BIN" export part.tar p5 "$path" 2>err || rc=$?
+	[ $rc -eq 2 ] && grep -qxF "wsnap: export: PATH '$path' has a '..' component (see 'wsnap export --help')" err ||
+		fail "PATH '$path': exit $rc: $(cat err)"
+done
+# the whole archive is validated, whatever the PATHs
+mk_tar part-evil.tar f:ok:0644:x f:../escape:0644:x
+rc=0; "$WSNAP_BIN" export part-evil.tar p6 ok 2>err || rc=$?
+[ $rc -eq 3 ] && [ ! -e p6 ] || fail "PATH of a rejected archive: exit $rc"
+# standard input, compressed; --json counts what was written
+gzip -c part.tar >part.tar.gz
+"$WSNAP_BIN" export --json - p7 /src/lib <part.tar.gz >j.out
+[ "$(tree p7)" = "./src ./src/lib ./src/lib/util.c " ] || fail "PATH from stdin: $(tree p7)"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert (o["members"], o["files"], o["directories"], o["compression"]) == (1, 1, 2, "gzip"), o' \
+	j.out || fail "--json with PATHs: $(cat j.out)"
 
 # --- standard input, compressed, compressed standard input ---
 "$WSNAP_BIN" export - out3 <snap.tar

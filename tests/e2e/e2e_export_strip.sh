@@ -123,4 +123,21 @@ rc=0; "$WSNAP_BIN" strip-prefix --prefix / ws.tar x.tar 2>/dev/null || rc=$?
 rc=0; "$WSNAP_BIN" strip-prefix --prefix workspace ws.tar 2>/dev/null || rc=$?
 [ $rc -eq 2 ] || fail "missing OUT exit $rc"
 "$WSNAP_BIN" strip-prefix --help | grep '^usage: wsnap strip-prefix' >/dev/null || fail "--help"
+
+# --- --json (doc/json.md): the outcome record, errors; not with OUT '-' ---
+"$WSNAP_BIN" strip-prefix --json --prefix workspace ws.tar j.tar >j.out
+python3 - j.out <<'EOF' || fail "--json: $(cat j.out)"
+import json, os, sys
+o = json.load(open(sys.argv[1]))
+assert o == {"ok": True, "output": "j.tar", "members": 5,
+             "compression": "none",
+             "archive_bytes": os.path.getsize("j.tar")}, o
+EOF
+rc=0; "$WSNAP_BIN" strip-prefix --json --prefix workspace mixed.tar j2.tar >j.out 2>/dev/null || rc=$?
+[ $rc -eq 3 ] || fail "--json rejection exit $rc"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "rejected" and o["member"] == "elsewhere/b", o' \
+	j.out || fail "--json rejection: $(cat j.out)"
+rc=0; "$WSNAP_BIN" strip-prefix --json --prefix workspace ws.tar - >j.out 2>/dev/null || rc=$?
+[ $rc -eq 2 ] && python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["error"] == "usage", o' j.out ||
+	fail "--json with OUT '-': $rc $(cat j.out)"
 echo "e2e_export_strip: ok"

@@ -8,7 +8,8 @@
 # to the same tree and equals byte for byte the pack of an exported copy
 # changed alike; unmount leaves no mount and no state; an unsafe archive and
 # a non-empty workspace are refused; busy, --lazy, --upper kept and reused;
-# daemons killed with SIGKILL are cleared by 'wsnap unmount'.
+# daemons killed with SIGKILL are cleared by 'wsnap unmount'. What unmount
+# refuses to lose is e2e_hydrate_unmount's.
 . "$(dirname "$0")/../lib/hydrate_lib.sh"
 
 # implemented CMD: false while CMD is still a stub on main
@@ -16,20 +17,6 @@ implemented() {
 	local out
 	out=$("$W" "$@" 2>&1) || true
 	case $out in *"not implemented yet"*) return 1 ;; esac
-}
-
-type_at() { awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); t = $(i + 1) }
-	END { print t }' /proc/self/mountinfo; }
-mounts_under() { awk -v w="$1" 'index($5, w) == 1' /proc/self/mountinfo |
-	wc -l; }
-
-# gone WS: no mount at the workspace nor in its state directory, no state
-gone() {
-	local st
-	st=$(state_of "$1")
-	! is_mounted "$1" || fail "$1 still mounted"
-	[ "$(mounts_under "$st")" = 0 ] || fail "mounts left under $st"
-	[ ! -e "$st" ] || fail "state left: $(ls -A "$st")"
 }
 
 # The changes of the test, applied alike to a workspace and to an
@@ -91,10 +78,7 @@ if [ $have_ls = 1 ]; then
 fi
 
 for kind in $kinds; do
-	fstype=overlay
-	[ $kind = fuse ] && fstype=fuse.fuse-overlayfs
-	ws=$work/ws-$kind
-	st=$(state_of "$ws")
+	use_kind $kind
 
 	# ---- hydrate: the workspace reads like the archive ----
 	expect_rc 0 "$W" hydrate --overlay $kind "$ar" "$ws"
@@ -140,13 +124,13 @@ for kind in $kinds; do
 	busy=$!
 	bg_pids+=("$busy")
 	sleep 0.3
-	expect_rc 4 "$W" unmount "$ws"
+	expect_rc 4 "$W" unmount --discard "$ws"
 	grep -q "busy" "$work/stderr" || fail "$kind: busy: $(cat "$work/stderr")"
 	[ "$(type_at "$ws")" = $fstype ] && [ -f "$st/state" ] &&
 		[ "$(type_at "$st/lower")" = fuse.wsnap ] ||
 		fail "$kind: a refused unmount changed something"
 	[ -f "$ws/new.txt" ] || fail "$kind: workspace lost after a refusal"
-	expect_rc 0 "$W" unmount --lazy "$ws"
+	expect_rc 0 "$W" unmount --lazy --discard "$ws"
 	gone "$ws"
 	kill "$busy" 2>/dev/null || true
 	wait "$busy" 2>/dev/null || true
@@ -236,11 +220,44 @@ gone "$ws"
 ws=$work/ws-v$'\xe2\x80\xae'
 mkdir "$ws"
 expect_rc 0 "$W" hydrate -v "$ar" "$ws" >"$work/v.out"
-grep -qF "hydrated '$work/ws-v\\u202e': " "$work/v.out" &&
-	! grep -q $'\xe2\x80\xae' "$work/v.out" ||
-	fail "hydrate -v: $(cat "$work/v.out")"
-expect_rc 0 "$W" unmount "$ws"
+grep -qF "wsnap: hydrate: '$work/ws-v\\u202e': " "$work/stderr" &&
+	! grep -q $'\xe2\x80\xae' "$work/stderr" ||
+	fail "hydrate -v: $(cat "$work/stderr")"
+[ -s "$work/v.out" ] && fail "hydrate -v wrote to stdout: $(cat "$work/v.out")"
+expect_rc 0 "$W" unmount -v "$ws"
+grep -qxF "wsnap: unmount: took down the workspace '$work/ws-v\\u202e'" \
+	"$work/stderr" || fail "unmount -v: $(cat "$work/stderr")"
 gone "$ws"
+
+# --json: the outcome record of hydrate, unmount and their errors
+# (doc/json.md), the paths exact
+expect_rc 0 "$W" hydrate --json -q "$ar" "$ws" >"$work/j.out"
+[ -s "$work/stderr" ] && fail "hydrate -q wrote to stderr: $(cat "$work/stderr")"
+python3 - "$work/j.out" "$ws" <<'EOF' || fail "hydrate --json: $(cat "$work/j.out")"
+import json, os, sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o["ok"] is True and o["workspace"] == sys.argv[2], o
+for k in ("archive", "overlay", "upper", "lower", "state", "members",
+          "directories", "implicit_directories", "files", "symlinks",
+          "bytes", "compression"):
+    assert k in o, (k, o)
+assert o["overlay"] in ("kernel", "fuse-overlayfs"), o
+EOF
+expect_rc 4 "$W" hydrate --json "$ar" "$ws" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "EEXIST" and "file" in o, o' \
+	"$work/j.out" || fail "hydrate --json error: $(cat "$work/j.out")"
+expect_rc 0 "$W" unmount --json "$ws" >"$work/j.out"
+python3 - "$work/j.out" "$ws" <<'EOF' || fail "unmount --json: $(cat "$work/j.out")"
+import json, sys
+o = json.load(open(sys.argv[1], encoding="utf-8"))
+assert o == {"ok": True, "workspace": sys.argv[2]}, o
+EOF
+gone "$ws"
+expect_rc 4 "$W" unmount --json "$ws" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and "message" in o, o' \
+	"$work/j.out" || fail "unmount --json error: $(cat "$work/j.out")"
 
 expect_rc 2 "$W" hydrate --overlay bogus "$ar" "$ws"
 expect_rc 2 "$W" hydrate "$ar"

@@ -28,7 +28,7 @@ for kind in $kinds; do
 	rm "$ws/evil"
 	# another policy than the workspace's: compared in full
 	read_from "$ws" "as a directory" --max-depth 100
-	expect_rc 0 "$W" unmount "$ws"
+	expect_rc 0 "$W" unmount --discard "$ws"
 
 	# a --skip policy, the same for hydrate and diff
 	expect_rc 0 "$W" hydrate --overlay $kind --skip many "$ar" "$ws"
@@ -38,7 +38,7 @@ for kind in $kinds; do
 	rm -r "$ws/src/pkg"
 	same_as_full "$ws" --skip many
 	read_from "$ws" "as a directory"
-	expect_rc 0 "$W" unmount "$ws"
+	expect_rc 0 "$W" unmount --discard "$ws"
 
 	# the archive changed since: compared in full
 	cp "$ar" "$work/copy.tar"

@@ -5,7 +5,8 @@
 # mount.fuse.wsnap translates mount(8)'s options into 'wsnap mount': every
 # policy option of 'wsnap help mount' as an -o word, mount(8)'s own options
 # dropped, the rest passed on with -o (checked with -f -v, which prints the
-# command and runs nothing), and a real mount through it where FUSE works.
+# command and runs nothing), and a real mount through it where FUSE works,
+# whose source findmnt and df show as the archive.
 set -euo pipefail
 : "${WSNAP_BIN:?}" "${WSNAP_SOURCE_DIR:?}" "${WSNAP_BUILD_DIR:?}"
 fail() { echo "FAIL: e2e_install: $*" >&2; exit 1; }
@@ -125,6 +126,12 @@ else
 	[ ! -e "$work/mnt/big" ] || fail "skip=big not applied"
 	grep -F " $work/mnt " /proc/self/mountinfo | grep -q ' fuse.wsnap ' ||
 		fail "not a fuse.wsnap mount"
+	# the source is the archive, the size its file bytes (6, one block)
+	src=$(findmnt -n -o SOURCE --mountpoint "$work/mnt")
+	[ "$src" = "$(realpath "$work/snap.tar")" ] || fail "findmnt SOURCE '$src'"
+	[ "$(df -B1 --output=source,size "$work/mnt" | tail -1 | tr -s " ")" = \
+		"$(realpath "$work/snap.tar") 4096" ] ||
+		fail "df shows: $(df -B1 --output=source,size "$work/mnt")"
 	fusermount3 -u "$work/mnt" || fail "fusermount3 -u"
 fi
 echo "e2e_install: ok"

@@ -138,10 +138,12 @@ grep -qx "wsnap: unsafe tar member '../evil': parent traversal" \
 ! is_mounted "$mnt" || fail "a rejected archive was mounted"
 [ -z "$(ls -A "$mnt")" ] || fail "mountpoint of a rejected archive not empty"
 
-# mountpoint errors: one line, exit 4, nothing mounted
-expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$work/missing"
+# mountpoint errors: one line, exit 4, nothing mounted (a missing
+# mountpoint is made: e2e_mount_findmnt; its missing parent is not)
+expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$work/missing/mnt"
 [ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "No such file or directory" \
 	"$work/stderr" || fail "missing mountpoint: $(cat "$work/stderr")"
+[ ! -e "$work/missing" ] || fail "the parent of a mountpoint was made"
 expect_rc 4 "$WSNAP_BIN" mount "$work/snap.tar" "$work/snap.tar.gz"
 [ "$(wc -l <"$work/stderr")" -eq 1 ] && grep -q "Not a directory" \
 	"$work/stderr" || fail "file mountpoint: $(cat "$work/stderr")"
@@ -171,4 +173,47 @@ grep -q "nothing is mounted" "$work/stderr" ||
 expect_rc 4 "$WSNAP_BIN" unmount /proc
 grep -q "not a wsnap mount" "$work/stderr" ||
 	fail "unmount of /proc: $(cat "$work/stderr")"
+
+# --json and -v (doc/json.md): the outcome of mount and unmount, errors
+# with errno and hint; with -f the record comes once the mount answers
+newmnt mnt-json
+expect_rc 0 "$WSNAP_BIN" mount --json -v "$work/snap.tar" "$mnt" >"$work/j.out"
+grep -qxF "wsnap: mount: mounted at '$mnt'" "$work/stderr" &&
+	grep -q "^wsnap: mount: '$work/snap.tar': [0-9]* members: " "$work/stderr" ||
+	fail "mount -v: $(cat "$work/stderr")"
+python3 - "$work/j.out" "$work/snap.tar" "$mnt" <<'PY' || fail "mount --json: $(cat "$work/j.out")"
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+assert len(lines) == 1, lines
+o = json.loads(lines[0])
+assert o["ok"] is True and o["archive"] == sys.argv[2], o
+assert o["mountpoint"] == sys.argv[3], o
+assert set(o) == {"ok", "archive", "mountpoint", "members", "directories",
+                  "implicit_directories", "files", "symlinks", "bytes",
+                  "compression"}, o
+PY
+expect_rc 0 "$WSNAP_BIN" unmount --json -q "$mnt" >"$work/j.out"
+[ -s "$work/stderr" ] && fail "unmount -q wrote to stderr"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o == {"ok": True, "mountpoint": sys.argv[2]}, o' \
+	"$work/j.out" "$mnt" || fail "unmount --json: $(cat "$work/j.out")"
+expect_rc 4 "$WSNAP_BIN" unmount --json "$mnt" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["file"] == sys.argv[2], o' \
+	"$work/j.out" "$mnt" || fail "unmount --json error: $(cat "$work/j.out")"
+expect_rc 3 "$WSNAP_BIN" mount --json "$work/venv.tar" "$mnt" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "rejected" and o["member"] == ".venv/bin/python3" and o["hint"].startswith("--allow-external-symlinks "), o' \
+	"$work/j.out" || fail "mount --json rejection: $(cat "$work/j.out")"
+expect_rc 4 "$WSNAP_BIN" mount --json "$work/snap.tar" "$work/missing/mnt" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "io" and o["errno"] == "ENOENT", o' \
+	"$work/j.out" || fail "mount --json io error: $(cat "$work/j.out")"
+expect_rc 2 "$WSNAP_BIN" mount --json -o uid=abc "$work/snap.tar" "$mnt" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "usage" and "message" in o, o' \
+	"$work/j.out" || fail "mount --json usage error: $(cat "$work/j.out")"
+"$WSNAP_BIN" mount -f --json "$work/snap.tar" "$mnt" >"$work/f.out" 2>/dev/null &
+bg_pids+=($!)
+for _ in $(seq 100); do [ -s "$work/f.out" ] && break; sleep 0.1; done
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is True and o["mountpoint"] == sys.argv[2], o' \
+	"$work/f.out" "$mnt" || fail "mount -f --json: $(cat "$work/f.out")"
+is_mounted "$mnt" || fail "mount -f --json reported a mount that is not there"
+expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
+wait "${bg_pids[-1]}" || fail "mount -f exited with an error"
 echo "e2e_mount: ok"

@@ -121,13 +121,22 @@ for d in bin sbin; do
 		"/usr/$d" || fail "cannot lay $root/usr/$d over /usr/$d"
 done
 [ -x /sbin/mount.fuse.wsnap ] || fail "no /sbin/mount.fuse.wsnap"
-# check MOUNTPOINT HOW: big/ skipped, src/a.txt served, type fuse.wsnap
+# check MOUNTPOINT HOW: big/ skipped, src/a.txt served, type fuse.wsnap,
+# the archive's path as the source in findmnt and df, df's size the file
+# bytes (6: one block)
 check() {
+	local src
 	[ ! -e "$1/big" ] && [ "$(cat "$1/src/a.txt")" = hello ] ||
 		fail "$2: the mount shows: $(ls -R "$1")"
 	type=$(findmnt -n -o FSTYPE --mountpoint "$1") ||
 		fail "$2: findmnt does not know $1"
 	[ "$type" = fuse.wsnap ] || fail "$2: findmnt says type '$type'"
+	src=$(findmnt -n -o SOURCE --mountpoint "$1")
+	[ "$src" = "$(realpath "$work/sample.tar")" ] ||
+		fail "$2: findmnt says source '$src'"
+	[ "$(df -B1 --output=source,size "$1" | tail -1 | tr -s " ")" = \
+		"$src 4096" ] ||
+		fail "$2: df shows: $(df -B1 --output=source,size "$1")"
 	findmnt -n -o SOURCE,TARGET,FSTYPE --mountpoint "$1"
 	umount "$1" || fail "$2: umount"
 }

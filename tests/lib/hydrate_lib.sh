@@ -1,7 +1,8 @@
 # Sourced by tests/e2e/e2e_hydrate*.sh, after mount_lib.sh: the rich snapshot
 # $ar, the overlay kinds to test ($kinds: kernel as root, fuse where
-# fuse-overlayfs is installed), and the check that the diff of a hydrated
-# workspace read from its upper directory answers as the full comparison.
+# fuse-overlayfs is installed), what is mounted where (type_at, gone), and
+# the check that the diff of a hydrated workspace read from its upper
+# directory answers as the full comparison.
 . "$(dirname "$0")/../lib/mount_lib.sh"
 
 W=$WSNAP_BIN
@@ -20,6 +21,31 @@ fi
 
 # state_of WS: the state directory of a workspace
 state_of() { echo "$(dirname "$1")/.$(basename "$1").wsnap"; }
+
+# use_kind KIND: the overlay kind to test, its mount type ($fstype), the
+# workspace $ws and its state directory $st
+use_kind() {
+	kind=$1
+	fstype=overlay
+	[ "$kind" = fuse ] && fstype=fuse.fuse-overlayfs
+	ws=$work/ws-$kind
+	st=$(state_of "$ws")
+}
+
+# type_at PATH: the type of the topmost mount at PATH ("" for none)
+type_at() { awk -v p="$1" '$5 == p { for (i = 7; $i != "-"; i++); t = $(i + 1) }
+	END { print t }' /proc/self/mountinfo; }
+mounts_under() { awk -v w="$1" 'index($5, w) == 1' /proc/self/mountinfo |
+	wc -l; }
+
+# gone WS: no mount at the workspace nor in its state directory, no state
+gone() {
+	local st
+	st=$(state_of "$1")
+	! is_mounted "$1" || fail "$1 still mounted"
+	[ "$(mounts_under "$st")" = 0 ] || fail "mounts left under $st"
+	[ ! -e "$st" ] || fail "state left: $(ls -A "$st")"
+}
 
 # read_from WS HOW [POLICY...]: 'diff -v' says side B is read HOW
 read_from() {

@@ -21,31 +21,32 @@ struct tm_member {
 	unsigned mode;
 	const struct wsnap_sparse_run *sparse;
 	size_t nsparse;
+	uint64_t ext; /* extension header bytes (ext_bytes); 0 in the macros */
 };
 
 #define TM_F(n)                                                                \
 	{                                                                      \
-		'f', (n), NULL, 0, 0, 0, 0, 0644, NULL, 0                      \
+		'f', (n), NULL, 0, 0, 0, 0, 0644, NULL, 0, 0                   \
 	}
 #define TM_D(n)                                                                \
 	{                                                                      \
-		'd', (n), NULL, 0, 0, 0, 0, 0755, NULL, 0                      \
+		'd', (n), NULL, 0, 0, 0, 0, 0755, NULL, 0, 0                   \
 	}
 #define TM_L(n, t)                                                             \
 	{                                                                      \
-		'l', (n), (t), 0, 0, 0, 0, 0777, NULL, 0                       \
+		'l', (n), (t), 0, 0, 0, 0, 0777, NULL, 0, 0                    \
 	}
 #define TM_H(n, t)                                                             \
 	{                                                                      \
-		'h', (n), (t), 0, 0, 0, 0, 0644, NULL, 0                       \
+		'h', (n), (t), 0, 0, 0, 0, 0644, NULL, 0, 0                    \
 	}
 #define TM_O(n)                                                                \
 	{                                                                      \
-		'o', (n), NULL, 0, 0, 0, 0, 0644, NULL, 0                      \
+		'o', (n), NULL, 0, 0, 0, 0, 0644, NULL, 0, 0                   \
 	}
 #define TM_FS(n, s)                                                            \
 	{                                                                      \
-		'f', (n), NULL, (s), 0, 0, 0, 0644, NULL, 0                    \
+		'f', (n), NULL, (s), 0, 0, 0, 0644, NULL, 0, 0                 \
 	}
 #define TM_N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -87,6 +88,7 @@ static inline void tm_raw(const struct tm_member *t, struct wsnap_raw_member *m)
 	m->mtime_nsec = t->nsec;
 	m->sparse = t->sparse;
 	m->nsparse = t->nsparse;
+	m->ext_bytes = t->ext;
 }
 
 /* Runs the members through a builder under policy p (NULL: defaults).

@@ -13,6 +13,11 @@
   pid ARCHIVE MNT        the pid of the daemon serving MNT
   read-all ARCHIVE MNT [PATH...]
                          the named files (all when none) read back equal
+  offset ARCHIVE PATH    the byte of ARCHIVE where PATH's data starts
+  read-eio ARCHIVE MNT PATH...
+                         each file reads as ARCHIVE's bytes (a copy of the
+                         archive as mounted) until a read fails with EIO,
+                         which must happen before its end
 
 Exit status 0 when all is well; a message and 1 otherwise.
 """
@@ -269,9 +274,15 @@ def compare(archive, mnt, lsjson=None):
 
 def compare_ls(lsjson, mnt, got):
     seen = []
+    end = None
     with open(lsjson, encoding="utf-8") as f:
         for line in f:
             o = json.loads(line, parse_float=decimal.Decimal)
+            if end is not None:
+                fail("ls --json has a record after its outcome")
+            if "ok" in o:
+                end = o
+                continue
             p = o["path"]
             seen.append(p)
             if p not in got:
@@ -294,6 +305,8 @@ def compare_ls(lsjson, mnt, got):
                 fail("%r: ls target %r" % (p, o.get("target")))
             if kind != "symlink" and "target" in o:
                 fail("%r: ls has a target for a %s" % (p, kind))
+    if end is None or end["ok"] is not True or end["records"] != len(seen):
+        fail("ls --json does not end in its outcome record: %r" % (end,))
     if seen != sorted(seen, key=os.fsencode):
         fail("ls --json is not sorted bytewise")
     if set(seen) != set(got):
@@ -420,6 +433,41 @@ def read_all(archive, mnt, names):
     print("read-all: %d files ok" % len(names))
 
 
+def data_offset(archive, name):
+    with tarfile.open(archive, "r:") as tf:
+        for m in tf.getmembers():
+            if rel(m.name) == name:
+                print(m.offset_data)
+                return
+    fail("no member %r" % name)
+
+
+def read_eio(archive, mnt, names):
+    want = expected(archive)
+    for p in names:
+        data = want[p]["data"]
+        got = b""
+        fd = os.open(os.path.join(mnt, p), os.O_RDONLY)
+        try:
+            while True:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError as e:
+                    if e.errno != errno.EIO:
+                        fail("%r: %s after %d bytes" % (p, e, len(got)))
+                    break
+                if not chunk:
+                    fail("%r: read to its end (%d bytes), no EIO" %
+                         (p, len(got)))
+                if data[len(got):len(got) + len(chunk)] != chunk:
+                    fail("%r: bytes at %d are not the snapshot's" %
+                         (p, len(got)))
+                got += chunk
+        finally:
+            os.close(fd)
+    print("read-eio: %d files ok" % len(names))
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "make":
@@ -434,6 +482,10 @@ def main(argv):
         daemon_pid(argv[2], argv[3])
     elif cmd == "read-all":
         read_all(argv[2], argv[3], argv[4:])
+    elif cmd == "offset":
+        data_offset(argv[2], argv[3])
+    elif cmd == "read-eio":
+        read_eio(argv[2], argv[3], argv[4:])
     else:
         fail("unknown command " + cmd)
 

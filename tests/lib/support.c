@@ -450,6 +450,16 @@ char *ts_tempdir(void)
 	return path;
 }
 
+char *ts_tempdir_real(void)
+{
+	char *t = ts_tempdir(), *real = realpath(t, NULL);
+
+	if (!real)
+		ts_die("realpath of a temporary directory", NULL);
+	free(t);
+	return real;
+}
+
 static int ts_rm_one(const char *path, const struct stat *st, int flag,
 		     struct FTW *ftw)
 {

@@ -71,6 +71,8 @@ int ts_pipefd(const void *data, size_t len);
 /* A fresh temporary directory (mkdtemp under $TMPDIR); caller frees the
  * string; ts_rmtree removes a tree without following symlinks. */
 char *ts_tempdir(void);
+/* The same, its path resolved (no symlink in it: realpath). */
+char *ts_tempdir_real(void);
 void ts_rmtree(const char *path);
 /* Writes the bytes to dir/name; returns the malloc'd path. */
 char *ts_write_file(const char *dir, const char *name, const void *data,

@@ -4,15 +4,20 @@
  * must be that of the sequential loop whatever the batch boundaries: every
  * member reaches the builder in archive order, a rejection of an earlier member
  * wins over a stream error further on, members bigger than a batch's bytes
- * pass whole, and the reader stops once the builder has failed.
+ * pass whole, and the reader stops once the builder has failed, before it
+ * decodes the data after the member that failed.
  */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -178,8 +183,56 @@ static void test_build_last_partial_batch_judged(void **state)
 	free(tar);
 }
 
-/* Names and targets far bigger than a batch's 256 KiB of bytes, between
- * ordinary members: each passes whole, byte for byte. */
+static void record_progress(void *ctx, uint64_t done, uint64_t total)
+{
+	atomic_store((_Atomic uint64_t *)ctx, done);
+}
+
+/*
+ * A member rejected at its header, 64 MiB of data behind it in a pipe: the
+ * builder sees it before the reader decodes the data, and the reader stops
+ * (10 KB of bzip2 declaring a 100 GiB member took 20 s of CPU before the
+ * rejection was reported). Progress is reported every 4 MiB read.
+ */
+static void test_build_rejection_stops_the_reader(void **state)
+{
+	const size_t big = 64u << 20;
+	_Atomic uint64_t done = 0;
+	struct wsnap_reader_opts o = {.progress = record_progress,
+				      .progress_ctx = (void *)&done};
+	unsigned char h[WSNAP_TAR_BLOCK], *tar;
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx = NULL;
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	size_t len;
+	char *data = calloc(1, big);
+	int fd;
+
+	assert_non_null(data);
+	ts_add_file(a, "small", 0644, "x", 1);
+	ts_raw_header(h, "big", '0', 0644, big, NULL);
+	ts_add_raw(a, h, sizeof(h));
+	ts_add_raw(a, data, big);
+	add_many(a, 0, 10);
+	tar = ts_archive_finish(a, 1, &len);
+	free(data);
+	wsnap_policy_init(&p);
+	p.max_file_size = 1000;
+	fd = ts_pipefd(tar, len);
+	assert_int_equal(wsnap_index_build(&idx, fd, &p, &o, &err),
+			 WSNAP_REJECTED);
+	assert_string_equal(err.member, "big");
+	assert_string_equal(err.reason, "file size exceeds limit");
+	assert_true(atomic_load(&done) <= (16u << 20));
+	close(fd);
+	wsnap_policy_release(&p);
+	free(tar);
+}
+
+/* A name far bigger than a batch's 64 KiB of bytes, and a long target,
+ * between ordinary members: each passes whole, byte for byte. (Rule 3.9:
+ * components of at most 255 bytes, targets under 4096.) */
 static void test_build_member_bigger_than_a_batch(void **state)
 {
 	struct wsnap_policy p;
@@ -188,23 +241,24 @@ static void test_build_member_bigger_than_a_batch(void **state)
 	struct wsnap_index *idx = NULL;
 	struct wsnap_error err;
 	const struct wsnap_node *n;
-	size_t big = 600u << 10, i, len;
-	char *name = malloc(big + 1), *target = malloc(big + 1);
+	size_t big = 100u << 10, tlen = 4095, i, len;
+	char *name = malloc(big + 1), *target = malloc(tlen + 1);
 	unsigned char *tar;
 	uint32_t ino;
 	int fd;
 
 	assert_non_null(name);
 	assert_non_null(target);
-	/* one long component under a directory */
+	/* components of 250 bytes under a directory */
 	memcpy(name, "big/", 4);
 	for (i = 4; i < big; i++)
-		name[i] = (char)('a' + i % 26);
+		name[i] = (i - 4) % 251 == 250 ? '/' : (char)('a' + i % 26);
+	name[big - 1] = 'z';
 	name[big] = '\0';
-	for (i = 0; i < big; i++)
+	for (i = 0; i < tlen; i++)
 		target[i] = "../"[i % 3];
-	memcpy(target + big - 3, "x/y", 3);
-	target[big] = '\0';
+	memcpy(target + tlen - 3, "x/y", 3);
+	target[tlen] = '\0';
 	add_many(a, 0, 1500);
 	ts_add_file(a, name, 0644, "big", 3);
 	add_many(a, 1500, 1600);
@@ -230,13 +284,88 @@ static void test_build_member_bigger_than_a_batch(void **state)
 	n = wsnap_index_node(idx, ino);
 	assert_int_equal(n->order, 1602);
 	assert_non_null(n->target);
-	assert_int_equal(strlen(n->target), big);
-	assert_memory_equal(n->target, target, big);
+	assert_int_equal(strlen(n->target), tlen);
+	assert_memory_equal(n->target, target, tlen);
 	wsnap_index_free(idx);
 	wsnap_policy_release(&p);
 	free(tar);
 	free(name);
 	free(target);
+}
+
+/* The progress callback of test_build_archive_changed_while_read. */
+struct changer {
+	int fd;
+	bool change; /* rewrite a byte on the last call */
+	bool changed;
+};
+
+/* On the last progress call (the whole archive read), one byte of the
+ * first member's data is rewritten and the mtime put back: size, inode,
+ * mtime all as they were. */
+static void change_at_end(void *ctx, uint64_t done, uint64_t total)
+{
+	struct changer *c = ctx;
+	struct timespec t[2];
+	struct stat st;
+
+	if (!c->change || c->changed || total == 0 || done < total)
+		return;
+	c->changed = true;
+	assert_int_equal(fstat(c->fd, &st), 0);
+	assert_int_equal(pwrite(c->fd, "Z", 1, 513), 1);
+	t[0] = st.st_atim;
+	t[1] = st.st_mtim;
+	assert_int_equal(futimens(c->fd, t), 0);
+}
+
+/*
+ * Issue 12 item 7: the archive's identity was taken after it had been
+ * read, so a change made while it was read (here: once it has been read,
+ * before the index takes it) was recorded as the archive judged, and its
+ * new bytes were served. The identity is taken before the read and must
+ * hold after it, with or without keep_data, pipeline or not.
+ */
+static void test_build_archive_changed_while_read(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	unsigned char *tar;
+	size_t len;
+	unsigned i;
+
+	add_many(a, 0, 50);
+	tar = ts_archive_finish(a, 1, &len);
+	wsnap_policy_init(&p);
+	for (i = 0; i < 8; i++) {
+		struct changer c = {.change = (i & 4) != 0};
+		struct wsnap_reader_opts o = {.keep_data = (i & 1) != 0,
+					      .sequential = (i & 2) != 0,
+					      .progress = change_at_end,
+					      .progress_ctx = &c};
+		enum wsnap_status st;
+
+		c.fd = ts_memfd(tar, len);
+		st = wsnap_index_build(&idx, c.fd, &p, &o, &err);
+		assert_int_equal(c.changed, c.change);
+		if (!c.change) {
+			assert_int_equal(st, WSNAP_OK);
+			assert_int_equal(wsnap_index_count(idx), 58);
+		} else {
+			assert_int_equal(st, WSNAP_IO);
+			assert_int_equal(err.errnum, EIO);
+			assert_string_equal(
+				err.reason,
+				"archive changed while it was read");
+			assert_null(idx);
+		}
+		wsnap_index_free(idx);
+		close(c.fd);
+	}
+	wsnap_policy_release(&p);
+	free(tar);
 }
 
 int main(void)
@@ -246,7 +375,9 @@ int main(void)
 		cmocka_unit_test(test_build_rejection_before_stream_error),
 		cmocka_unit_test(test_build_stream_error_after_batches),
 		cmocka_unit_test(test_build_last_partial_batch_judged),
+		cmocka_unit_test(test_build_rejection_stops_the_reader),
 		cmocka_unit_test(test_build_member_bigger_than_a_batch),
+		cmocka_unit_test(test_build_archive_changed_while_read),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * Unit tests of tools/opts.c: the policy options (strict numbers, size
  * suffixes, ranges, configured paths) as the parser applies them, error
  * reporting (the policy format, hint lines, I/O messages, the --json
- * objects) and usage errors, also those of a subcommand's command line.
+ * objects) and usage errors, also those of a subcommand's command line;
+ * the common options; did-you-mean and the version lines.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,12 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "capture.h"
+#include "support.h"
 #include "commands.h"
+#include "json.h"
 #include "opts.h"
+#include "suggest.h"
 
 /*
  * Parses 'cmd opt arg' (arg NULL: 'cmd opt') with the policy options alone,
@@ -275,7 +280,9 @@ static void test_cli_report_rejection_json(void **state)
 		c.stdout_text,
 		"{\"ok\":false,\"error\":\"rejected\",\"member\":"
 		"\"venv/bin/\\udcffpython3\",\"reason\":\"absolute "
-		"symlink target not allowed: /usr/bin/python3\"}\n");
+		"symlink target not allowed: /usr/bin/python3\",\"hint\":"
+		"\"--allow-external-symlinks accepts symlinks whose targets "
+		"leave the snapshot\"}\n");
 	assert_string_equal(
 		c.stderr_text,
 		"wsnap: unsafe tar member 'venv/bin/\\xffpython3': absolute "
@@ -351,7 +358,8 @@ static void test_cli_report_io(void **state)
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"io\",\"message\":"
 			    "\"cannot open 'x.tar': No such file or "
-			    "directory\"}\n");
+			    "directory\",\"file\":\"x.tar\",\"errno\":"
+			    "\"ENOENT\"}\n");
 
 	/* a hostile path: escaped on stderr, exact in JSON */
 	wsnap_error_io(&err, 28, "d/\n\xfe", "cannot write");
@@ -361,7 +369,8 @@ static void test_cli_report_io(void **state)
 	assert_string_equal(c.stdout_text,
 			    "{\"ok\":false,\"error\":\"io\",\"message\":"
 			    "\"cannot write 'd/\\u000a\\udcfe': No space left "
-			    "on device\"}\n");
+			    "on device\",\"file\":\"d/\\u000a\\udcfe\","
+			    "\"errno\":\"ENOSPC\"}\n");
 
 	/* no path, no errno */
 	wsnap_error_io(&err, 0, NULL, "mount failed");
@@ -511,7 +520,7 @@ static void test_cli_parse_command_line(void **state)
 {
 	char *a1[] = {"check", "--json",      "x.tar", "-v", "--skip",
 		      "a/",    "--max-depth", "3",     NULL};
-	char *a2[] = {"check", "-q", "x.tar", NULL};
+	char *a2[] = {"check", "-Q", "x.tar", NULL};
 	char *a3[] = {"check", "x.tar", "--help", NULL};
 	char *a4[] = {"check", NULL};
 	char *a5[] = {"check", "a", "b", NULL};
@@ -534,7 +543,7 @@ static void test_cli_parse_command_line(void **state)
 	/* the commands themselves: nothing is read before these errors */
 	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a2, &c), 2);
 	assert_string_equal(c.stderr_text,
-			    "wsnap: check: option '-q' is not "
+			    "wsnap: check: option '-Q' is not "
 			    "known (see 'wsnap check --help')\n");
 	assert_int_equal(run_cmd(wsnap_cmd_check, 3, a3, &c), 0);
 	assert_true(strncmp(c.stdout_text, "usage: wsnap check ", 19) == 0);
@@ -594,6 +603,310 @@ static void test_cli_usage_error_json(void **state)
 	assert_string_equal(c.stdout_text, "");
 }
 
+/* The hints a command knows go to stderr and into the JSON object. */
+static void test_cli_report_hint(void **state)
+{
+	struct wsnap_error err;
+	struct ts_capture c;
+	int rc;
+
+	wsnap_error_io(&err, 16, "/m", "cannot unmount");
+	ts_capture_begin(&c);
+	rc = wsnap_report_hint(&err, true, "--lazy detaches a busy mount");
+	ts_capture_end(&c);
+	assert_int_equal(rc, 4);
+	assert_string_equal(
+		c.stderr_text,
+		"wsnap: cannot unmount '/m': Device or resource "
+		"busy\nwsnap: hint: --lazy detaches a busy mount\n");
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"io\",\"message\":"
+			    "\"cannot unmount '/m': Device or resource busy\","
+			    "\"file\":\"/m\",\"errno\":\"EBUSY\",\"hint\":"
+			    "\"--lazy detaches a busy mount\"}\n");
+
+	/* a usage error about an archive path names it as the member; no
+	 * errno where there is none */
+	wsnap_error_usage(&err, "no such path in the archive:");
+	snprintf(err.member, sizeof(err.member), "%s", "src/\xff");
+	assert_int_equal(report(&err, true, &c), 2);
+	assert_string_equal(c.stderr_text, "wsnap: no such path in the "
+					   "archive: 'src/\\xff'\n");
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
+			    "\"no such path in the archive: 'src/\\udcff'\","
+			    "\"member\":\"src/\\udcff\"}\n");
+}
+
+/* A command line with the common options, as every subcommand has. */
+struct common_line {
+	struct wsnap_common common;
+	struct wsnap_policy policy;
+};
+
+#define T struct common_line
+/* clang-format off */
+static const struct wsnap_option common_line_options[] = {
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef T
+
+static int parse_common(struct common_line *cl, int argc, char **argv)
+{
+	const struct wsnap_cmd_usage u = {
+		.name = "ls",
+		.operands = "ARCHIVE",
+		.description = "",
+		.exit_status = "",
+		.options = common_line_options,
+	};
+	struct ts_capture c;
+	int rc;
+
+	memset(cl, 0, sizeof(*cl));
+	wsnap_policy_init(&cl->policy);
+	ts_capture_begin(&c);
+	rc = wsnap_options_parse(&u, cl, &argc, argv);
+	ts_capture_end(&c);
+	wsnap_policy_release(&cl->policy);
+	wsnap_opts_usage_json(false);
+	return rc;
+}
+
+static void test_cli_common_options(void **state)
+{
+	char *a1[] = {"ls", "-v", "--json", "--progress", "x", NULL};
+	char *a2[] = {"ls", "-vq", "--progress", "x", NULL};
+	char *a3[] = {"ls", "--progress", "--no-progress", "x", NULL};
+	char *a4[] = {"ls", "--no-progress", "--progress", "x", NULL};
+	char *a5[] = {"ls", "--quiet", "--verbose", "x", NULL};
+	struct common_line cl;
+
+	assert_int_equal(parse_common(&cl, 5, a1), WSNAP_OPTIONS_RUN);
+	assert_true(cl.common.verbose && cl.common.json);
+	assert_int_equal(cl.common.progress, WSNAP_PROGRESS_ON);
+	wsnap_common_apply(&cl.common);
+	assert_true(cl.common.verbose);
+	assert_int_equal(cl.common.progress, WSNAP_PROGRESS_ON);
+
+	/* -q wins over -v and --progress, in any order */
+	assert_int_equal(parse_common(&cl, 4, a2), WSNAP_OPTIONS_RUN);
+	assert_true(cl.common.quiet);
+	wsnap_common_apply(&cl.common);
+	assert_false(cl.common.verbose);
+	assert_int_equal(cl.common.progress, WSNAP_PROGRESS_OFF);
+	assert_int_equal(parse_common(&cl, 4, a5), WSNAP_OPTIONS_RUN);
+	wsnap_common_apply(&cl.common);
+	assert_false(cl.common.verbose);
+
+	/* of --progress and --no-progress the last one counts */
+	assert_int_equal(parse_common(&cl, 4, a3), WSNAP_OPTIONS_RUN);
+	assert_int_equal(cl.common.progress, WSNAP_PROGRESS_OFF);
+	assert_int_equal(parse_common(&cl, 4, a4), WSNAP_OPTIONS_RUN);
+	assert_int_equal(cl.common.progress, WSNAP_PROGRESS_ON);
+	wsnap_progress_mode_set(WSNAP_PROGRESS_AUTO);
+}
+
+/* Every subcommand takes the common options, and --json makes its usage
+ * errors JSON. */
+static void test_cli_every_command_common(void **state)
+{
+	static int (*const cmds[])(int, char **) = {
+		wsnap_cmd_check,  wsnap_cmd_ls,		  wsnap_cmd_mount,
+		wsnap_cmd_export, wsnap_cmd_strip_prefix, wsnap_cmd_diff,
+		wsnap_cmd_pack,	  wsnap_cmd_hydrate,	  wsnap_cmd_unmount,
+	};
+	static const char *const names[] = {
+		"check", "ls",	 "mount",   "export",  "strip-prefix",
+		"diff",	 "pack", "hydrate", "unmount",
+	};
+	struct ts_capture c;
+	size_t i;
+
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char *help[] = {(char *)names[i], "--help", NULL};
+		char *bad[] = {(char *)names[i], "-q",	    "-v", "--json",
+			       "--no-progress",	 "--bogus", NULL};
+
+		assert_int_equal(run_cmd(cmds[i], 2, help, &c), 0);
+		assert_non_null(strstr(c.stdout_text, "\ncommon options:\n"));
+		assert_non_null(strstr(c.stdout_text, "\n  -q, --quiet "));
+		assert_non_null(strstr(c.stdout_text, "\n  --progress "));
+		assert_int_equal(run_cmd(cmds[i], 6, bad, &c), 2);
+		assert_true(strncmp(c.stdout_text,
+				    "{\"ok\":false,\"error\":\"usage\","
+				    "\"message\":\"option '--bogus' is not "
+				    "known\"}\n",
+				    200) == 0);
+		wsnap_opts_usage_json(false);
+	}
+}
+
+static void test_cli_plural(void **state)
+{
+	assert_string_equal(wsnap_plural(0, "member", "members"), "members");
+	assert_string_equal(wsnap_plural(1, "member", "members"), "member");
+	assert_string_equal(wsnap_plural(2, "entry", "entries"), "entries");
+}
+
+/* The -v summary line counts in the singular where a count is 1. */
+static void test_cli_say_summary(void **state)
+{
+	struct wsnap_index_stats st = {
+		.members = 1,
+		.dirs = 2,
+		.implicit = 2,
+		.files = 1,
+		.total_bytes = 1,
+		.compression = "gzip",
+	};
+	struct ts_capture c;
+
+	ts_capture_begin(&c);
+	wsnap_say_summary("check", "a\n.tar", &st);
+	ts_capture_end(&c);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: check: 'a\\n.tar': 1 member: 1 file (1 "
+			    "byte), 0 directories, 0 symlinks; 2 implicit "
+			    "directories; gzip\n");
+	st.members = 3;
+	st.implicit = 1;
+	st.symlinks = 1;
+	st.total_bytes = 7;
+	ts_capture_begin(&c);
+	wsnap_say_summary("ls", "-", &st);
+	ts_capture_end(&c);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: ls: '-': 3 members: 1 file (7 bytes), 1 "
+			    "directory, 1 symlink; 1 implicit directory; "
+			    "gzip\n");
+}
+
+static void test_cli_edit_distance(void **state)
+{
+	assert_int_equal(wsnap_edit_distance("ls", 2, "ls", 2), 0);
+	assert_int_equal(wsnap_edit_distance("", 0, "ls", 2), 2);
+	assert_int_equal(wsnap_edit_distance("lss", 3, "ls", 2), 1);
+	assert_int_equal(wsnap_edit_distance("chekc", 5, "check", 5), 1);
+	assert_int_equal(wsnap_edit_distance("mnt", 3, "mount", 5), 2);
+	assert_int_equal(wsnap_edit_distance("kitten", 6, "sitting", 7), 3);
+	assert_true(wsnap_edit_distance("x", 65, "y", 1) == SIZE_MAX);
+}
+
+static void test_cli_did_you_mean(void **state)
+{
+	static const char *const names[] = {
+		"check", "ls",	 "mount",   "export",  "strip-prefix",
+		"diff",	 "pack", "hydrate", "unmount", "help",
+	};
+	static const struct {
+		const char *typed, *want;
+	} one[] = {
+		{"umount", "unmount"},
+		{"list", "ls"},
+		{"extract", "export"},
+		{"chekc", "check"},
+		{"lss", "ls"},
+		{"mnt", "mount"},
+		{"unmout", "unmount"},
+		{"hyd", "hydrate"},
+		{"pak", "pack"},
+		{"strip", "strip-prefix"},
+		{"version", "--version"},
+		{"dif", "diff"},
+	};
+	static const char *const none[] = {
+		"x", "l", "rm", "cat", "zzzzzz", "no-such-command", ""};
+	const char *out[WSNAP_SUGGEST_MAX];
+	size_t i, n = sizeof(names) / sizeof(names[0]);
+	char big[200];
+
+	for (i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+		assert_int_equal(wsnap_suggest(one[i].typed, names, n, out), 1);
+		assert_string_equal(out[0], one[i].want);
+	}
+	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+		assert_int_equal(wsnap_suggest(none[i], names, n, out), 0);
+	/* ties: every name at the smallest distance */
+	assert_int_equal(wsnap_suggest("mount_",
+				       (const char *const[]){"mount", "mounts"},
+				       2, out),
+			 2);
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	assert_int_equal(wsnap_suggest(big, names, n, out), 0);
+}
+
+/* 'wsnap --version': wsnap, libarchive, libfuse, compression libraries. */
+static void test_cli_version_lines(void **state)
+{
+	struct ts_capture c;
+	char *line, *save = NULL;
+	int n = 0, fuse = 0, libarchive = 0;
+
+	ts_capture_begin(&c);
+	wsnap_version_print(stdout);
+	ts_capture_end(&c);
+	assert_true(strncmp(c.stdout_text, "wsnap " WSNAP_VERSION "\n",
+			    strlen("wsnap " WSNAP_VERSION "\n")) == 0);
+	for (line = strtok_r(c.stdout_text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save), n++) {
+		/* 'NAME VERSION', one space */
+		assert_non_null(strchr(line, ' '));
+		assert_null(strchr(strchr(line, ' ') + 1, ' '));
+		assert_null(strchr(line, '/'));
+		libarchive += strncmp(line, "libarchive ", 11) == 0;
+		fuse += strncmp(line, "libfuse 3.", 10) == 0;
+	}
+	assert_int_equal(libarchive, 1);
+	assert_int_equal(fuse, 1);
+	assert_true(n >= 4); /* and at least one compression library */
+}
+
+/*
+ * 'wsnap pack DIR p.zip' wrote a plain tar and exited 0.
+ * An OUT whose name asks for no compression wsnap writes is a usage error
+ * naming the extensions, with nothing read nor written; --compress makes
+ * any name fine.
+ */
+static void test_cli_pack_out_needs_known_extension(void **state)
+{
+	char *d = ts_tempdir();
+	char *zip = malloc(strlen(d) + 16), *dir = malloc(strlen(d) + 16);
+	char *a1[] = {"pack", dir, zip, NULL};
+	char *a2[] = {"pack", "--compress", "gzip", dir, zip, NULL};
+	char *a3[] = {"pack", "--compress", "rar", dir, zip, NULL};
+	char want[512];
+	struct ts_capture c;
+
+	snprintf(dir, strlen(d) + 16, "%s/d", d);
+	snprintf(zip, strlen(d) + 16, "%s/p.zip", d);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 3, a1, &c), 2);
+	snprintf(want, sizeof(want),
+		 "wsnap: pack: cannot tell the compression from '%s': name it "
+		 ".tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.xz, .txz, "
+		 ".tar.zst, .tzst or .tar.lz4, or give --compress (see 'wsnap "
+		 "pack --help')\n",
+		 zip);
+	assert_string_equal(c.stderr_text, want);
+	assert_int_equal(access(zip, F_OK), -1);
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 5, a3, &c), 2);
+	assert_string_equal(c.stderr_text,
+			    "wsnap: pack: --compress takes none, gzip, bzip2, "
+			    "xz, zstd or lz4, not 'rar' (see 'wsnap pack "
+			    "--help')\n");
+	assert_int_equal(run_cmd(wsnap_cmd_pack, 5, a2, &c), 0);
+	assert_int_equal(access(zip, F_OK), 0);
+	ts_rmtree(d);
+	free(d);
+	free(zip);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -612,6 +925,15 @@ int main(void)
 		cmocka_unit_test(test_cli_bad_options_named),
 		cmocka_unit_test(test_cli_parse_command_line),
 		cmocka_unit_test(test_cli_usage_error_json),
+		cmocka_unit_test(test_cli_report_hint),
+		cmocka_unit_test(test_cli_common_options),
+		cmocka_unit_test(test_cli_every_command_common),
+		cmocka_unit_test(test_cli_plural),
+		cmocka_unit_test(test_cli_say_summary),
+		cmocka_unit_test(test_cli_edit_distance),
+		cmocka_unit_test(test_cli_did_you_mean),
+		cmocka_unit_test(test_cli_version_lines),
+		cmocka_unit_test(test_cli_pack_out_needs_known_extension),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

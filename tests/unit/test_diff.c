@@ -18,134 +18,37 @@
 #include "index.h"
 #include "pack.h"
 #include "policy.h"
+#include "sides.h"
 #include "support.h"
 #include "tree.h"
 
-/* ---- sides ---- */
-
-struct side {
-	int root;
-	int data;
-	struct wsnap_index *idx;
-	struct wsnap_tree_cursor *cursor;
-	struct wsnap_diff_archive arc;
-	struct wsnap_diff_side s;
-};
-
-static void side_reset(struct side *sd)
-{
-	memset(sd, 0, sizeof(*sd));
-	sd->root = -1;
-	sd->data = -1;
-}
-
-static void side_release(struct side *sd)
-{
-	wsnap_diff_archive_release(&sd->arc);
-	wsnap_tree_cursor_free(sd->cursor);
-	wsnap_index_free(sd->idx);
-	if (sd->root >= 0)
-		close(sd->root);
-	if (sd->data >= 0)
-		close(sd->data);
-	side_reset(sd);
-}
-
-/* A directory side: walked under the policy, read through a cursor. */
-static void side_dir(struct side *sd, const char *dir,
-		     const struct wsnap_policy *p)
-{
-	struct wsnap_error err;
-
-	side_release(sd);
-	sd->root = wsnap_tree_open(dir, &err);
-	assert_true(sd->root >= 0);
-	assert_int_equal(wsnap_tree_index(sd->root, dir, p, &sd->idx, &err),
-			 WSNAP_OK);
-	assert_int_equal(
-		wsnap_tree_cursor_new(&sd->cursor, sd->root, dir, &err),
-		WSNAP_OK);
-	wsnap_diff_side_tree(&sd->s, sd->idx, sd->cursor);
-}
-
-/* An archive side over the bytes in fd (a memfd), indexed under p. */
-static void side_fd(struct side *sd, int fd, const struct wsnap_policy *p)
-{
-	struct wsnap_reader_opts ro = {.keep_data = true};
-	struct wsnap_error err;
-
-	side_release(sd);
-	sd->data = fd;
-	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
-	assert_int_equal(wsnap_index_build(&sd->idx, fd, p, &ro, &err),
-			 WSNAP_OK);
-	wsnap_diff_side_archive(&sd->s, &sd->arc, sd->idx, "archive");
-}
-
-/* An archive side: dir packed into a memfd and read back. */
-static void side_archive(struct side *sd, const char *dir,
-			 const struct wsnap_policy *p,
-			 enum wsnap_pack_compress c)
-{
-	struct wsnap_pack_opts po = {.policy = p, .compress = c};
-	struct wsnap_error err;
-	int root = wsnap_tree_open(dir, &err);
-	int fd = memfd_create("diff-test", MFD_CLOEXEC);
-
-	assert_true(fd >= 0 && root >= 0);
-	assert_int_equal(wsnap_pack_fd(root, dir, fd, &po, NULL, &err),
-			 WSNAP_OK);
-	close(root);
-	side_fd(sd, fd, p);
-}
-
 enum kind { DIR_SIDE, ARCHIVE_SIDE };
 
-static void make_side(struct side *sd, enum kind k, const char *dir,
+static void make_side(struct ts_side *sd, enum kind k, const char *dir,
 		      const struct wsnap_policy *p)
 {
 	if (k == DIR_SIDE)
-		side_dir(sd, dir, p);
+		ts_side_dir(sd, dir, p);
 	else
-		side_archive(sd, dir, p, WSNAP_PACK_NONE);
+		ts_side_archive(sd, dir, p, WSNAP_PACK_NONE);
 }
 
 /* ---- the fixture: two trees, a policy, two sides ---- */
 
-struct pair {
-	char *a;
-	char *b;
-	struct wsnap_policy p;
-	struct side sa;
-	struct side sb;
-};
-
 static int pair_setup(void **state)
 {
-	struct pair *t = calloc(1, sizeof(*t));
+	struct ts_pair *t = calloc(1, sizeof(*t));
 
 	assert_non_null(t);
-	t->a = ts_tempdir();
-	t->b = ts_tempdir();
-	wsnap_policy_init(&t->p);
-	side_reset(&t->sa);
-	side_reset(&t->sb);
+	ts_pair_init(t);
 	*state = t;
 	return 0;
 }
 
 static int pair_teardown(void **state)
 {
-	struct pair *t = *state;
-
-	side_release(&t->sa);
-	side_release(&t->sb);
-	wsnap_policy_release(&t->p);
-	ts_rmtree(t->a);
-	ts_rmtree(t->b);
-	free(t->a);
-	free(t->b);
-	free(t);
+	ts_pair_release(*state);
+	free(*state);
 	return 0;
 }
 
@@ -200,7 +103,7 @@ static enum wsnap_status collect(void *ctx, const struct wsnap_diff_change *c,
 }
 
 /* The changes from a to b, one "K path" line each. */
-static const char *diff(const struct side *a, const struct side *b,
+static const char *diff(const struct ts_side *a, const struct ts_side *b,
 			const struct wsnap_diff_opts *o,
 			struct wsnap_diff_stats *st, struct changes *ch)
 {
@@ -214,7 +117,7 @@ static const char *diff(const struct side *a, const struct side *b,
 
 /* ---- every kind of change, for each pair of side kinds ---- */
 
-static void check_changes(struct pair *t, enum kind ka, enum kind kb)
+static void check_changes(struct ts_pair *t, enum kind ka, enum kind kb)
 {
 	char *c = ts_tempdir();
 	struct wsnap_diff_stats st;
@@ -299,7 +202,7 @@ static void test_diff_directory_vs_directory(void **state)
 
 static void test_diff_type_changes_all_ways(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct changes ch;
 
 	ft_put_str(t->a, "f2d", "x");
@@ -310,15 +213,15 @@ static void test_diff_type_changes_all_ways(void **state)
 	ft_symlink(t->b, "d2l", "f2d");
 	ft_symlink(t->a, "l2f", "f2d");
 	ft_put_str(t->b, "l2f", "f2d");
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_GZIP);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_GZIP);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch),
 			    "T d2l\nT f2d\nT f2l\nT l2f\n");
 }
 
 static void test_diff_mtime_only_with_option(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct wsnap_diff_opts o = {.mtime = true};
 	struct changes ch;
 
@@ -330,8 +233,8 @@ static void test_diff_mtime_only_with_option(void **state)
 	ft_mtime(t->b, "f", 1700000000, 1);
 	ft_mtime(t->a, "g", 1700000000, 5);
 	ft_mtime(t->b, "g", 1700000000, 5);
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch), "");
 	/* one nanosecond apart is a difference with --mtime */
 	assert_string_equal(diff(&t->sa, &t->sb, &o, NULL, &ch), "M f\n");
@@ -340,7 +243,7 @@ static void test_diff_mtime_only_with_option(void **state)
 /* Large files: read in chunks, stopping at the first difference. */
 static void test_diff_content_stops_at_first_difference(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	size_t len = 5 * WSNAP_DIFF_CHUNK + 17, i;
 	unsigned char *buf = malloc(len);
 	struct wsnap_diff_stats st;
@@ -359,8 +262,8 @@ static void test_diff_content_stops_at_first_difference(void **state)
 	buf[len - 1] ^= 1;
 	ft_put(t->b, "late", buf, len, 0644);
 	free(buf);
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, &st, &ch),
 			    "M early\nM late\n");
 	assert_int_equal(st.files_read, 3);
@@ -371,7 +274,7 @@ static void test_diff_content_stops_at_first_difference(void **state)
 /* Equal sizes are the only reason to read content. */
 static void test_diff_reads_only_equal_sizes(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct wsnap_diff_stats st;
 	struct changes ch;
 
@@ -381,8 +284,8 @@ static void test_diff_reads_only_equal_sizes(void **state)
 	ft_put_mode(t->b, "mode", "m", 0755);
 	ft_put_str(t->a, "empty", "");
 	ft_put_str(t->b, "empty", "");
-	side_dir(&t->sa, t->a, &t->p);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_dir(&t->sa, t->a, &t->p);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, &st, &ch),
 			    "M bigger\nM mode\n");
 	assert_int_equal(st.files_read, 0);
@@ -392,20 +295,20 @@ static void test_diff_reads_only_equal_sizes(void **state)
 /* The same archive on both sides: equal identities, nothing read. */
 static void test_diff_same_archive_not_read(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct wsnap_diff_stats st;
 	struct changes ch;
 
 	base_tree(t->a);
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_fd(&t->sb, dup(t->sa.data), &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_fd(&t->sb, dup(t->sa.data), &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, &st, &ch), "");
 	assert_int_equal(st.files_read, 0);
 }
 
 static void test_diff_skip_never_appears(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct wsnap_error err;
 	struct changes ch;
 
@@ -421,14 +324,14 @@ static void test_diff_skip_never_appears(void **state)
 			 WSNAP_OK);
 	assert_int_equal(wsnap_policy_add_skip(&t->p, "olddir", &err),
 			 WSNAP_OK);
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch), "");
 }
 
 static void test_diff_directory_side_rejected(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	char *f = ft_path(t->a, "fifo");
 	struct wsnap_index *idx = NULL;
 	struct wsnap_error err;
@@ -450,15 +353,15 @@ static void test_diff_directory_side_rejected(void **state)
  * never a silent answer. */
 static void test_diff_directory_file_changed(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	char want[4096];
 	struct wsnap_error err;
 	struct changes ch;
 
 	ft_put_str(t->a, "f", "1234");
 	ft_put_str(t->b, "f", "1234");
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	ft_put_str(t->b, "f", "12345");
 	memset(&ch, 0, sizeof(ch));
 	assert_int_equal(wsnap_diff_run(&t->sa.s, &t->sb.s, NULL, collect, &ch,
@@ -469,11 +372,45 @@ static void test_diff_directory_file_changed(void **state)
 	assert_string_equal(err.member, want);
 }
 
+/*
+ * The archive rewritten in place with the same size and its mtime put back
+ * (rsync --inplace -t) after its index was built. Its bytes are not the
+ * judged ones: an error, never an answer from the new bytes (which said
+ * 'M f' here) or from the old ones.
+ */
+static void test_diff_archive_rewritten_mtime_put_back(void **state)
+{
+	struct ts_pair *t = *state;
+	const struct wsnap_node *n;
+	struct timespec times[2];
+	struct wsnap_error err;
+	struct changes ch;
+	struct stat st;
+
+	ft_put_str(t->a, "f", "1234");
+	ft_put_str(t->b, "f", "1234");
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_dir(&t->sb, t->b, &t->p);
+	n = wsnap_index_node(t->sa.idx, wsnap_index_lookup(t->sa.idx, "f", 1));
+	assert_non_null(n);
+	assert_int_equal(fstat(t->sa.data, &st), 0);
+	assert_int_equal(pwrite(t->sa.data, "9999", 4, (off_t)n->offset), 4);
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	assert_int_equal(futimens(t->sa.data, times), 0);
+	memset(&ch, 0, sizeof(ch));
+	assert_int_equal(wsnap_diff_run(&t->sa.s, &t->sb.s, NULL, collect, &ch,
+					NULL, &err),
+			 WSNAP_IO);
+	assert_string_equal(err.reason, "archive changed while being read");
+	assert_string_equal(ch.text, "");
+}
+
 /* Many small files: consecutive reads go through the window; a change
  * near a window's end, and one across it, are found all the same. */
 static void test_diff_many_small_files(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	static const int changed[] = {0, 700, 701, 1046, 1047, 2999};
 	char name[64], want[256] = "", buf[1600];
 	struct changes ch;
@@ -498,11 +435,11 @@ static void test_diff_many_small_files(void **state)
 		snprintf(name, sizeof(name), "M d/f%04d\n", changed[k]);
 		strcat(want, name);
 	}
-	side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
-	side_archive(&t->sb, t->b, &t->p, WSNAP_PACK_ZSTD);
+	ts_side_archive(&t->sa, t->a, &t->p, WSNAP_PACK_NONE);
+	ts_side_archive(&t->sb, t->b, &t->p, WSNAP_PACK_ZSTD);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch), want);
 	assert_string_equal(diff(&t->sb, &t->sa, NULL, NULL, &ch), want);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch), want);
 }
 
@@ -510,7 +447,7 @@ static void test_diff_many_small_files(void **state)
  * data and must still find the right bytes. */
 static void test_diff_unsorted_archive(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct ts_archive *ta = ts_archive_new();
 	struct changes ch;
 	unsigned char *bytes;
@@ -528,9 +465,9 @@ static void test_diff_unsorted_archive(void **state)
 		ft_put_str(t->b, name, data);
 	}
 	bytes = ts_archive_finish(ta, 1, &len);
-	side_fd(&t->sa, ts_memfd(bytes, len), &t->p);
+	ts_side_fd(&t->sa, ts_memfd(bytes, len), &t->p);
 	free(bytes);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_string_equal(diff(&t->sa, &t->sb, NULL, NULL, &ch), "M f4\n");
 }
 
@@ -545,14 +482,14 @@ static enum wsnap_status stop_at_first(void *ctx,
 
 static void test_diff_callback_stops(void **state)
 {
-	struct pair *t = *state;
+	struct ts_pair *t = *state;
 	struct wsnap_error err;
 	int calls = 0;
 
 	ft_put_str(t->a, "x", "1");
 	ft_put_str(t->a, "y", "1");
-	side_dir(&t->sa, t->a, &t->p);
-	side_dir(&t->sb, t->b, &t->p);
+	ts_side_dir(&t->sa, t->a, &t->p);
+	ts_side_dir(&t->sb, t->b, &t->p);
 	assert_int_equal(wsnap_diff_run(&t->sa.s, &t->sb.s, NULL, stop_at_first,
 					&calls, NULL, &err),
 			 WSNAP_IO);
@@ -578,6 +515,7 @@ int main(void)
 		PAIR_TEST(test_diff_skip_never_appears),
 		PAIR_TEST(test_diff_directory_side_rejected),
 		PAIR_TEST(test_diff_directory_file_changed),
+		PAIR_TEST(test_diff_archive_rewritten_mtime_put_back),
 		PAIR_TEST(test_diff_many_small_files),
 		PAIR_TEST(test_diff_unsorted_archive),
 		PAIR_TEST(test_diff_callback_stops),

@@ -16,6 +16,7 @@
 
 #include "engine.h"
 #include "index.h"
+#include "index_impl.h"
 #include "members.h"
 #include "policy.h"
 
@@ -613,6 +614,115 @@ static void test_engine_walk_parent_through_symlink(void **state)
 	       TM_L("d", "e"), TM_L("d/x", "../e"));
 }
 
+/*
+ * Issue 12.3: the walk compared names byte for byte only, so this pair
+ * passed, and exported onto a case-insensitive directory 'S' is 's' and
+ * 'link' leads two levels above the root.
+ */
+static void test_engine_walk_case_folded_escape(void **state)
+{
+	const char *r = "symlink target escapes archive root: S/../../outside";
+
+	REJECT("p1/p2/link", r, TM_L("p1/p2/s", "../.."),
+	       TM_L("p1/p2/link", "S/../../outside"));
+	REJECT("p1/p2/link", r, TM_L("p1/p2/link", "S/../../outside"),
+	       TM_L("p1/p2/s", "../.."));
+	REJECT("a/l", "symlink target escapes archive root: S/..",
+	       TM_L("a/s", ".."), TM_L("a/l", "S/.."));
+	/* deeper, every component in another case */
+	REJECT("l", "symlink target escapes archive root: dir/SUB/Up/../x",
+	       TM_D("Dir/Sub"), TM_L("Dir/Sub/up", "../.."),
+	       TM_L("l", "dir/SUB/Up/../x"));
+	/* an implicit directory matched by case */
+	REJECT("a/l", "symlink target escapes archive root: b/up/../x",
+	       TM_L("a/B/up", "../.."), TM_L("a/l", "b/up/../x"));
+	/* a loop that exists only when folded */
+	REJECT("a", "symlink target escapes archive root: B", TM_L("a", "B"),
+	       TM_L("b", "A"));
+	pol.allow_external_symlinks = true;
+	OK(TM_L("p1/p2/s", "../.."), TM_L("p1/p2/link", "S/../../outside"));
+}
+
+static void test_engine_walk_case_folded_unicode(void **state)
+{
+	/* precomposed and decomposed, upper and lower: one name folded */
+	static const char *const spellings[] = {
+		"\xc3\x89",  /* É, U+00C9 */
+		"E\xcc\x81", /* E + U+0301 */
+		"e\xcc\x81", /* e + U+0301 */
+	};
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		char t[32], r[96];
+
+		snprintf(t, sizeof(t), "%s/up/..", spellings[i]);
+		snprintf(r, sizeof(r),
+			 "symlink target escapes archive root: %s", t);
+		REJECT("p/l", r, TM_L("p/\xc3\xa9/up", "../.."),
+		       TM_L("p/l", t));
+	}
+	/* full folding: sharp s, the Kelvin sign; dotless i as upcase
+	 * tables compare it */
+	REJECT("l", "symlink target escapes archive root: STRASSE/up/..",
+	       TM_L("stra\303\237e/up", ".."), TM_L("l", "STRASSE/up/.."));
+	REJECT("l", "symlink target escapes archive root: k/up/..",
+	       TM_L("\xe2\x84\xaa/up", ".."), TM_L("l", "k/up/.."));
+	REJECT("l", "symlink target escapes archive root: I/up/..",
+	       TM_L("\xc4\xb1/up", ".."), TM_L("l", "I/up/.."));
+	/* bytes that are not UTF-8 only match themselves */
+	OK(TM_L("\xff/up", ".."), TM_L("l", "\xfe/up/.."));
+}
+
+/* The (link, member) pairs of the folded walk, one per directory. */
+static size_t case_deps(const struct wsnap_index *idx, const char *link,
+			const char *member)
+{
+	const struct wsnap_index_case_dep *d;
+	size_t n = wsnap_index_case_deps(idx, &d);
+
+	if (n) {
+		assert_int_equal(d[0].link,
+				 wsnap_index_lookup(idx, link, strlen(link)));
+		assert_int_equal(
+			d[0].member,
+			wsnap_index_lookup(idx, member, strlen(member)));
+	}
+	return n;
+}
+
+static void test_engine_walk_case_dependencies(void **state)
+{
+	struct tm_member same[] = {TM_D("Dir"), TM_L("l", "dir/../x")};
+	struct tm_member files[] = {TM_F("Makefile"), TM_F("makefile"),
+				    TM_L("l", "MAKEFILE")};
+	struct tm_member exact[] = {TM_D("a"), TM_L("l", "a/../a")};
+	struct wsnap_index *idx;
+
+	/* safe either way, but case decides where it leads */
+	idx = expect_ok_(same, TM_N(same), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Dir"), 1);
+	wsnap_index_free(idx);
+	/* interchangeable spellings (files): any stands for all */
+	idx = expect_ok_(files, TM_N(files), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Makefile"), 1);
+	wsnap_index_free(idx);
+	idx = expect_ok_(exact, TM_N(exact), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "a"), 0);
+	wsnap_index_free(idx);
+	/* two members folding alike, one a symlink: either may be the one a
+	 * folding filesystem holds */
+	REJECT("a/l", "symlink target escapes archive root: s/x",
+	       TM_L("a/S", ".."), TM_D("a/s"), TM_F("a/s/x"),
+	       TM_L("a/l", "s/x"));
+	/* not walked through: no matter */
+	OK(TM_L("a/S", ".."), TM_D("a/s"), TM_L("a/l", "x"));
+	pol.allow_external_symlinks = true;
+	idx = expect_ok_(same, TM_N(same), __LINE__);
+	assert_int_equal(case_deps(idx, "l", "Dir"), 0);
+	wsnap_index_free(idx);
+}
+
 /* Section 4.6 */
 
 static void test_engine_named_symlinks(void **state)
@@ -692,13 +802,58 @@ static void test_engine_limit_implicit_dirs(void **state)
 }
 
 /*
- * [wsnap] Deep names whose implicit directories would hold far more path
- * bytes than the names themselves (each member: 3.8 KB of name, 255
- * implicit directories, 490 KB of paths) are stopped by the byte budget
- * (64 MiB + 4 x member path bytes) after about 140 members, long before
- * the index is frozen.
+ * [wsnap] The index size (--max-index-size): every entry a member adds is
+ * charged (index_impl.h), at N allowed, at N + 1 not. 50,000 symlinks with
+ * 4 KB paths and targets took 600 MB (issue 12).
  */
-static void test_engine_limit_implicit_bytes(void **state)
+static void test_engine_limit_index_size(void **state)
+{
+	static const struct wsnap_sparse_run runs[] = {{0, 5}, {10, 5}};
+	const uint64_t e = WSNAP_INDEX_ENTRY_BYTES;
+	/* "a" (implicit) and "a/b", then "l" with its target "a/b" */
+	const uint64_t n = e + 2 + e + 4 + e + 2 + 4;
+	const struct tm_member two[] = {TM_F("a/b"), TM_L("l", "a/b")};
+	struct tm_member sp = TM_FS("s", 20);
+	struct wsnap_index_stats st;
+	struct wsnap_index *idx;
+
+	pol.max_index_size = n;
+	idx = expect_ok_(two, 2, __LINE__);
+	/* what the index holds: the charge, its fixed part and the root,
+	 * and the rest of the targets arena's first chunk */
+	wsnap_index_stats(idx, &st);
+	assert_true(st.memory_bytes <=
+		    n + sizeof(struct wsnap_index) + e + 1 + (257u << 10));
+	wsnap_index_free(idx);
+	/* an implicit directory that becomes a member, a repeated directory
+	 * and skipped members add nothing */
+	assert_int_equal(wsnap_policy_add_skip(&pol, "x", NULL), WSNAP_OK);
+	OK(TM_F("a/b"), TM_D("a"), TM_D("a/"), TM_F("x/y/z"), TM_L("l", "a/b"));
+	pol.max_index_size = n - 1;
+	REJECT("l", "archive index size exceeds limit", TM_F("a/b"),
+	       TM_L("l", "a/b"));
+	pol.max_index_size = 2 * e + 2 + 4 - 1;
+	REJECT("./a/b", "archive index size exceeds limit", TM_F("./a/b"));
+	pol.max_index_size = 0;
+	REJECT("a", "archive index size exceeds limit", TM_D("a"));
+	OK(TM_D("./"), TM_F("x"));
+	/* a sparse map: the map and its runs */
+	sp.sparse = runs;
+	sp.nsparse = 2;
+	pol.max_index_size =
+		e + 2 + WSNAP_INDEX_SPARSE_BYTES + 2 * WSNAP_INDEX_RUN_BYTES;
+	OK(sp);
+	pol.max_index_size--;
+	REJECT("s", "archive index size exceeds limit", sp);
+}
+
+/*
+ * [wsnap] Deep names whose implicit directories hold far more path bytes
+ * than the names themselves (each member: 3.8 KB of name, 255 implicit
+ * directories, 490 KB of paths) are stopped by the index size after about
+ * 130 members under a 64 MiB bound, long before the index is frozen.
+ */
+static void test_engine_limit_index_deep_names(void **state)
 {
 	struct wsnap_builder *b;
 	struct wsnap_error err;
@@ -706,6 +861,7 @@ static void test_engine_limit_implicit_bytes(void **state)
 	size_t i, k, len;
 	enum wsnap_status st = WSNAP_OK;
 
+	pol.max_index_size = 64u << 20;
 	assert_int_equal(wsnap_builder_new(&b, &pol, &err), WSNAP_OK);
 	for (i = 0; i < 1000 && st == WSNAP_OK; i++) {
 		struct tm_member t = TM_F(name);
@@ -723,9 +879,70 @@ static void test_engine_limit_implicit_bytes(void **state)
 	}
 	wsnap_builder_free(b);
 	assert_int_equal(st, WSNAP_REJECTED);
-	assert_string_equal(err.reason, "archive member count exceeds limit");
+	assert_string_equal(err.reason, "archive index size exceeds limit");
 	assert_true(i > 100 && i < 200);
 	assert_memory_equal(err.member, name, len + 1);
+}
+
+/*
+ * [wsnap] Extension headers count against --max-total-size with file data
+ * (what a spill file stores): 1000 members with 500 KB pax comments spilled
+ * 500 MB under --max-total-size 0 (issue 12). Root entries count their
+ * extension headers too; skipped members count nothing.
+ */
+static void test_engine_limit_total_size_ext_bytes(void **state)
+{
+	struct tm_member ms[] = {TM_FS("a", 60), TM_D("d"), TM_D("./"),
+				 TM_F("s/x")};
+
+	pol.max_total_size = 100;
+	ms[0].ext = 20;
+	ms[1].ext = 10;
+	ms[2].ext = 10;
+	ms[3].ext = 1000;
+	assert_int_equal(wsnap_policy_add_skip(&pol, "s", NULL), WSNAP_OK);
+	wsnap_index_free(expect_ok_(ms, 4, __LINE__));
+	ms[1].ext = 11;
+	expect_reject_(ms, 4, ".", "archive extracted size exceeds limit",
+		       __LINE__);
+	ms[0].ext = 30;
+	expect_reject_(ms, 2, "d", "archive extracted size exceeds limit",
+		       __LINE__);
+	ms[0].ext = 41;
+	expect_reject_(ms, 1, "a", "archive extracted size exceeds limit",
+		       __LINE__);
+	pol.max_total_size = 0;
+	REJECT("a", "archive extracted size exceeds limit", ms[0]);
+	/* more than one member's headers can hold: not from a reader */
+	ms[1].ext = WSNAP_READER_MAX_HEADER_BYTES + 1;
+	pol.max_total_size = UINT64_MAX;
+	REJECT("<tar>", "invalid tar stream", ms[1]);
+}
+
+/*
+ * [wsnap] Root entries are accepted in any number and count as no member,
+ * but each is a header a spill file stores: at most max(--max-members,
+ * 2,000,000) of them are read.
+ */
+static void test_engine_limit_root_entries(void **state)
+{
+	struct tm_member t = TM_D("./");
+	struct wsnap_raw_member m;
+	struct wsnap_builder *b;
+	struct wsnap_error err;
+	uint64_t i;
+
+	pol.max_members = 0;
+	assert_int_equal(wsnap_builder_new(&b, &pol, &err), WSNAP_OK);
+	tm_raw(&t, &m);
+	for (i = 0; i < WSNAP_DEFAULT_MAX_MEMBERS; i++)
+		if (wsnap_builder_add(b, &m, &err) != WSNAP_OK)
+			fail_msg("root entry %llu: %s", (unsigned long long)i,
+				 err.reason);
+	assert_int_equal(wsnap_builder_add(b, &m, &err), WSNAP_REJECTED);
+	assert_string_equal(err.member, "."); /* a directory, no '/' */
+	assert_string_equal(err.reason, "archive member count exceeds limit");
+	wsnap_builder_free(b);
 }
 
 static void test_engine_limit_total_size(void **state)
@@ -895,13 +1112,19 @@ int main(void)
 		T(test_engine_walk_exponential_is_bounded),
 		T(test_engine_walk_many_links_share_work),
 		T(test_engine_walk_parent_through_symlink),
+		T(test_engine_walk_case_folded_escape),
+		T(test_engine_walk_case_folded_unicode),
+		T(test_engine_walk_case_dependencies),
 		T(test_engine_named_symlinks),
 		T(test_engine_phase_two),
 		T(test_engine_phase_two_order_independent),
 		T(test_engine_phase_one_error_wins),
 		T(test_engine_limit_members),
 		T(test_engine_limit_implicit_dirs),
-		T(test_engine_limit_implicit_bytes),
+		T(test_engine_limit_index_size),
+		T(test_engine_limit_index_deep_names),
+		T(test_engine_limit_total_size_ext_bytes),
+		T(test_engine_limit_root_entries),
 		T(test_engine_limit_total_size),
 		T(test_engine_limit_file_size),
 		T(test_engine_limit_path_length),

@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1590,6 +1592,230 @@ static void test_export_parallel_earliest_error(void **state)
 	wsnap_index_free(idx);
 }
 
+/* ---- destinations that fold case (7.7) ------------------------------ */
+
+/* A probe for tests: a directory folds when it holds '.folds', or always
+ * when fold_all is set; calls counts the probes. */
+static bool fold_all;
+static int fold_calls;
+
+static int fake_folds(int fd)
+{
+	fold_calls++;
+	return fold_all ||
+	       faccessat(fd, ".folds", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static enum wsnap_status export_folding(const struct wsnap_index *idx,
+					const char *dest, bool all,
+					struct wsnap_export_stats *st,
+					struct wsnap_error *err)
+{
+	struct wsnap_export_opts o = {.dir_folds = fake_folds};
+
+	fold_all = all;
+	fold_calls = 0;
+	wsnap_error_clear(err);
+	return wsnap_export_run(idx, dest, &o, st, err);
+}
+
+/* Entries in dir, '.folds' not counted. */
+static int entries_of(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)) != NULL)
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+		     strcmp(de->d_name, ".folds");
+	closedir(d);
+	return n;
+}
+
+static void test_export_case_collision_refused(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_export_stats st;
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+
+	ts_add_file(a, "x", 0644, "x", 1);
+	ts_add_file(a, "README", 0644, "upper", 5);
+	ts_add_file(a, "readme", 0644, "lower", 5);
+	idx = index_of(a);
+	/* fresh: refused before anything is written, nothing left */
+	scene_init(&s, false);
+	expect_rejected(export_folding(idx, s.dest, true, &st, &err), &err,
+			"readme", "destination folds case: README");
+	assert_false(exists_rel(s.root, "dest"));
+	assert_int_equal(entries_of(s.root), 1); /* outside */
+	assert_false(st.openat2);
+	scene_release(&s);
+	/* existing, and a byte-comparing destination takes it */
+	scene_init(&s, true);
+	expect_rejected(export_folding(idx, s.dest, true, NULL, &err), &err,
+			"readme", "destination folds case: README");
+	assert_int_equal(entries_of(s.dest), 0);
+	expect_ok(export_folding(idx, s.dest, false, NULL, &err), &err);
+	assert_file(s.dest, "README", "upper", 0644);
+	assert_file(s.dest, "readme", "lower", 0644);
+	outside_untouched(&s);
+	scene_release(&s);
+	wsnap_index_free(idx);
+}
+
+static void test_export_case_unicode_collisions(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+
+	/* NFC and NFD spellings of one name, implicit directories (no
+	 * archive order: the later in byte order is named) */
+	ts_add_file(a, "d/\xc3\xa9/f", 0644, "nfc", 3);
+	ts_add_file(a, "d/e\xcc\x81/g", 0644, "nfd", 3);
+	idx = index_of(a);
+	scene_init(&s, true);
+	expect_rejected(export_folding(idx, s.dest, true, NULL, &err), &err,
+			"d/\xc3\xa9", "destination folds case: d/e\xcc\x81");
+	scene_release(&s);
+	wsnap_index_free(idx);
+}
+
+static void test_export_case_dependent_symlink_refused(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+
+	/* safe both ways, but only a folding filesystem finds Dir */
+	ts_add_dir(a, "Dir", 0755);
+	ts_add_file(a, "Dir/f", 0644, "f", 1);
+	ts_add_symlink(a, "l", "dir/f");
+	idx = index_of(a);
+	scene_init(&s, true);
+	expect_rejected(export_folding(idx, s.dest, true, NULL, &err), &err,
+			"l", "destination folds case: Dir");
+	assert_int_equal(entries_of(s.dest), 0);
+	expect_ok(export_folding(idx, s.dest, false, NULL, &err), &err);
+	assert_file(s.dest, "Dir/f", "f", 0644);
+	scene_release(&s);
+	wsnap_index_free(idx);
+}
+
+static void test_export_case_per_directory(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+	char *sub, *marker;
+
+	ts_add_file(a, "other/A", 0644, "1", 1);
+	ts_add_file(a, "other/a", 0644, "2", 1);
+	ts_add_file(a, "sub/f", 0644, "3", 1);
+	idx = index_of(a);
+	/* a pre-existing subdirectory folds (ext4 casefold is per
+	 * directory): only the hazards inside it matter */
+	scene_init(&s, true);
+	sub = path_of(s.dest, "sub");
+	assert_int_equal(mkdir(sub, 0755), 0);
+	marker = ts_write_file(sub, ".folds", "", 0);
+	expect_ok(export_folding(idx, s.dest, false, NULL, &err), &err);
+	assert_file(s.dest, "other/a", "2", 0644);
+	assert_file(s.dest, "sub/f", "3", 0644);
+	wsnap_index_free(idx);
+	a = ts_archive_new();
+	ts_add_file(a, "first", 0644, "1", 1);
+	ts_add_file(a, "sub/B", 0644, "2", 1);
+	ts_add_file(a, "sub/b", 0644, "3", 1);
+	idx = index_of(a);
+	expect_rejected(export_folding(idx, s.dest, false, NULL, &err), &err,
+			"sub/b", "destination folds case: sub/B");
+	assert_false(exists_rel(s.dest, "sub/B"));
+	assert_true(fold_calls >= 2); /* the root, then sub */
+	free(marker);
+	free(sub);
+	scene_release(&s);
+	wsnap_index_free(idx);
+}
+
+static void test_export_case_no_hazard_no_probe(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_index *idx;
+	struct wsnap_error err;
+	struct scene s;
+
+	ts_add_file(a, "a/README", 0644, "r", 1);
+	ts_add_file(a, "b/readme", 0644, "r", 1);
+	ts_add_symlink(a, "l", "a/README");
+	idx = index_of(a);
+	scene_init(&s, false);
+	expect_ok(export_folding(idx, s.dest, true, NULL, &err), &err);
+	assert_int_equal(fold_calls, 0);
+	assert_file(s.dest, "b/readme", "r", 0644);
+	scene_release(&s);
+	wsnap_index_free(idx);
+}
+
+/* A casefolded directory on a tmpfs mounted with casefold (Linux 6.13 with
+ * CONFIG_UNICODE): 1 when the probe says it folds, -1 when unavailable. */
+static int probe_casefold_tmpfs(const char *mnt)
+{
+	char *sub = path_of(mnt, "cf");
+	int fd, flags = 0, r = -1;
+
+	if (mount("wsnap-test", mnt, "tmpfs", 0, "size=64k,casefold") != 0) {
+		free(sub);
+		return -1;
+	}
+	if (mkdir(sub, 0755) == 0 &&
+	    (fd = open(sub, O_RDONLY | O_DIRECTORY)) >= 0) {
+		if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0) {
+			flags |= FS_CASEFOLD_FL;
+			if (ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0)
+				r = wsnap_export_dir_folds(fd);
+		}
+		close(fd);
+	}
+	umount2(mnt, MNT_DETACH);
+	free(sub);
+	return r;
+}
+
+static void test_export_case_real_probe(void **state)
+{
+	char *mnt = ts_tempdir();
+	int p[2], cf;
+
+	/* tmpfs compares bytes unless a directory is casefolded */
+	if (mount("wsnap-test", mnt, "tmpfs", 0, "size=64k") == 0) {
+		int m = open(mnt, O_RDONLY | O_DIRECTORY);
+
+		assert_true(m >= 0);
+		assert_int_equal(wsnap_export_dir_folds(m), 0);
+		close(m);
+		umount2(mnt, MNT_DETACH);
+	}
+	cf = probe_casefold_tmpfs(mnt);
+	if (cf >= 0)
+		assert_int_equal(cf, 1);
+	/* what cannot be told folds: a pipe's filesystem, a bad fd */
+	assert_int_equal(pipe(p), 0);
+	assert_int_equal(wsnap_export_dir_folds(p[0]), 1);
+	close(p[0]);
+	close(p[1]);
+	assert_int_equal(wsnap_export_dir_folds(-1), 1);
+	rmdir(mnt);
+	free(mnt);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1625,6 +1851,12 @@ int main(void)
 		cmocka_unit_test(test_export_full_disk),
 		cmocka_unit_test(test_export_interrupted_leaves_nothing),
 		cmocka_unit_test(test_export_concurrent_symlink_swaps),
+		cmocka_unit_test(test_export_case_collision_refused),
+		cmocka_unit_test(test_export_case_unicode_collisions),
+		cmocka_unit_test(test_export_case_dependent_symlink_refused),
+		cmocka_unit_test(test_export_case_per_directory),
+		cmocka_unit_test(test_export_case_no_hazard_no_probe),
+		cmocka_unit_test(test_export_case_real_probe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -437,7 +437,10 @@ static size_t read_via(struct fixture *f, fuse_ino_t ino, size_t size,
 	return (size_t)n;
 }
 
-static void check_reads(struct fixture *f)
+/* Reads of the fixture's files; spliced says whether long reads of one
+ * stored run may name the data descriptor (a spill file) or must come from
+ * memory (the archive itself). */
+static void check_reads(struct fixture *f, bool spliced)
 {
 	fuse_ino_t big = walk(f, "big.bin");
 	static unsigned char buf[1 << 20];
@@ -454,12 +457,12 @@ static void check_reads(struct fixture *f)
 	assert_int_equal(n, WSNAP_FS_SPLICE_MIN - 1);
 	assert_memory_equal(buf, f->big + 5, n);
 	assert_false(fd_plan);
-	/* long: spliced from the data descriptor */
+	/* long: spliced from a spill file, else from memory */
 	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
 		n = read_via(f, big, 131072, (off_t)offs[i], buf, &fd_plan);
 		assert_int_equal(n, 131072);
 		assert_memory_equal(buf, f->big + offs[i], n);
-		assert_true(fd_plan);
+		assert_int_equal(fd_plan, spliced);
 	}
 	/* clipped at the end, empty at and past it */
 	n = read_via(f, big, sizeof(buf), BIG_LEN - 1000, buf, &fd_plan);
@@ -471,11 +474,18 @@ static void check_reads(struct fixture *f)
 			 0);
 }
 
-static void test_fs_read_plain_archive_splices_from_archive(void **state)
+/*
+ * Issue 12 item 7: a reply spliced from the archive hands the kernel
+ * references to the archive's pages, which whoever may write the archive
+ * can change after the check and before the reader gets them. The archive
+ * itself is read into memory and checked after the read.
+ */
+static void test_fs_read_plain_archive_from_memory(void **state)
 {
 	struct fixture *f = *state;
 
-	check_reads(f);
+	assert_false(wsnap_index_data_spilled(f->idx));
+	check_reads(f, false);
 }
 
 static void test_fs_read_compressed_archive_from_spill(void **state)
@@ -487,7 +497,8 @@ static void test_fs_read_compressed_archive_from_spill(void **state)
 	assert_string_equal(st.compression, "gzip");
 	/* the data descriptor is not the archive: it is the spill file */
 	assert_int_not_equal(wsnap_index_data_fd(f->idx), f->fd);
-	check_reads(f);
+	assert_true(wsnap_index_data_spilled(f->idx));
+	check_reads(f, true);
 }
 
 static void test_fs_read_of_non_file_fails(void **state)
@@ -538,6 +549,48 @@ static void test_fs_read_of_rewritten_archive_is_eio(void **state)
 	assert_int_equal(pwrite(f->fd, junk, sizeof(junk), 1024),
 			 (ssize_t)sizeof(junk));
 	assert_int_equal(wsnap_fs_do_read(&f->fs, big, 4096, 0, &r), EIO);
+	wsnap_fs_read_release(&r);
+}
+
+/*
+ * Issue 12 item 7: rewritten in place with the same size and the mtime put
+ * back (rsync --inplace -t), the archive kept its size, inode and mtime, and
+ * the check served the new bytes. Only its ctime tells: every read, long or
+ * short, is EIO.
+ */
+static void
+test_fs_read_of_rewritten_archive_mtime_put_back_is_eio(void **state)
+{
+	struct fixture *f = *state;
+	fuse_ino_t big = walk(f, "big.bin");
+	static unsigned char buf[131072];
+	struct timespec times[2];
+	struct wsnap_fs_read r;
+	struct stat before, after;
+	unsigned char junk[512];
+	int fd_plan;
+
+	assert_int_equal(read_via(f, big, sizeof(buf), 0, buf, &fd_plan),
+			 sizeof(buf));
+	assert_int_equal(fstat(f->fd, &before), 0);
+	memset(junk, 'x', sizeof(junk));
+	assert_int_equal(pwrite(f->fd, junk, sizeof(junk), 1024),
+			 (ssize_t)sizeof(junk));
+	times[0] = before.st_atim;
+	times[1] = before.st_mtim;
+	assert_int_equal(futimens(f->fd, times), 0);
+	assert_int_equal(fstat(f->fd, &after), 0);
+	assert_int_equal(after.st_size, before.st_size);
+	assert_int_equal(after.st_mtim.tv_sec, before.st_mtim.tv_sec);
+	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
+
+	assert_int_equal(wsnap_fs_do_read(&f->fs, big, sizeof(buf), 0, &r),
+			 EIO);
+	wsnap_fs_read_release(&r);
+	assert_int_equal(wsnap_fs_do_read(&f->fs, big, 100, 0, &r), EIO);
+	wsnap_fs_read_release(&r);
+	assert_int_equal(wsnap_fs_do_read(&f->fs, walk(f, "ro.txt"), 2, 0, &r),
+			 EIO);
 	wsnap_fs_read_release(&r);
 }
 
@@ -615,8 +668,9 @@ static void test_fs_access_follows_presented_modes(void **state)
 		ENOENT);
 }
 
-/* A GNU sparse member: holes read as zeros, data from its runs. */
-static void test_fs_read_sparse_holes_as_zeros(void **state)
+/* A GNU sparse member: holes read as zeros, data from its runs; filter
+ * NULL for a plain archive, else the compression. */
+static void sparse_reads(const char *filter)
 {
 	enum { RUN1 = 8192, LEN1 = 16384, RUN2 = 40960, LEN2 = 8192 };
 	enum { REAL = 65536, STORED = LEN1 + LEN2 };
@@ -641,6 +695,11 @@ static void test_fs_read_sparse_holes_as_zeros(void **state)
 		 WSNAP_TAR_LEN(gnu.sparse[1].offset), "%011o", RUN2);
 	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[1].numbytes),
 		 WSNAP_TAR_LEN(gnu.sparse[1].numbytes), "%011o", LEN2);
+	/* the trailing hole: a run of length 0 at the real size */
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[2].offset),
+		 WSNAP_TAR_LEN(gnu.sparse[2].offset), "%011o", REAL);
+	snprintf((char *)block + WSNAP_TAR_OFF(gnu.sparse[2].numbytes),
+		 WSNAP_TAR_LEN(gnu.sparse[2].numbytes), "%011o", 0);
 	snprintf((char *)block + WSNAP_TAR_OFF(gnu.realsize),
 		 WSNAP_TAR_LEN(gnu.realsize), "%011o", REAL);
 	ts_raw_checksum(block);
@@ -649,6 +708,12 @@ static void test_fs_read_sparse_holes_as_zeros(void **state)
 	ts_add_raw(a, block, sizeof(block));
 	ts_add_raw(a, data, sizeof(data));
 	tar = ts_archive_finish(a, 1, &len);
+	if (filter) {
+		unsigned char *z = ts_compress(tar, len, filter, &len);
+
+		free(tar);
+		tar = z;
+	}
 	f = fixture_from(tar, len, NULL);
 	free(tar);
 
@@ -667,12 +732,12 @@ static void test_fs_read_sparse_holes_as_zeros(void **state)
 		if (buf[i] != want)
 			fail_msg("byte %zu: %u, want %u", i, buf[i], want);
 	}
-	/* a long read inside one stored run can still be spliced */
+	/* a long read inside one stored run of a spill file is spliced */
 	assert_int_equal(read_via(f, walk(f, "sparse.bin"), 10000, RUN1 + 100,
 				  buf, &fd_plan),
 			 10000);
 	assert_memory_equal(buf, data + 100, 10000);
-	assert_true(fd_plan);
+	assert_int_equal(fd_plan, filter != NULL);
 	/* one ending in a hole is not */
 	assert_int_equal(read_via(f, walk(f, "sparse.bin"), 10000,
 				  RUN2 + LEN2 - 100, buf, &fd_plan),
@@ -682,6 +747,12 @@ static void test_fs_read_sparse_holes_as_zeros(void **state)
 	for (i = 100; i < 10000; i++)
 		assert_int_equal(buf[i], 0);
 	teardown((void **)&f);
+}
+
+static void test_fs_read_sparse_holes_as_zeros(void **state)
+{
+	sparse_reads(NULL);
+	sparse_reads("gzip");
 }
 
 int main(void)
@@ -723,8 +794,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_fs_open_refuses_writes,
 						setup_plain, teardown),
 		cmocka_unit_test_setup_teardown(
-			test_fs_read_plain_archive_splices_from_archive,
-			setup_plain, teardown),
+			test_fs_read_plain_archive_from_memory, setup_plain,
+			teardown),
 		cmocka_unit_test_setup_teardown(
 			test_fs_read_compressed_archive_from_spill, setup_gzip,
 			teardown),
@@ -736,6 +807,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_fs_read_of_rewritten_archive_is_eio, setup_plain,
 			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_fs_read_of_rewritten_archive_mtime_put_back_is_eio,
+			setup_plain, teardown),
 		cmocka_unit_test_setup_teardown(
 			test_fs_statfs_reports_snapshot_totals, setup_plain,
 			teardown),

@@ -51,12 +51,9 @@ static void pathf(char *out, const char *a, const char *b)
 static int fx_setup(void **state)
 {
 	struct fx *f = calloc(1, sizeof(*f));
-	char *t = ts_tempdir();
 
 	assert_non_null(f);
-	f->base = realpath(t, NULL);
-	assert_non_null(f->base);
-	free(t);
+	f->base = ts_tempdir_real();
 	pathf(f->ws, f->base, "ws");
 	pathf(f->sd, f->base, ".ws.wsnap");
 	pathf(f->victim, f->base, "victim");
@@ -112,7 +109,7 @@ static void refused(struct fx *f, const char *state_dir)
 	enum wsnap_status status = WSNAP_OK;
 
 	wsnap_error_clear(&err);
-	assert_int_equal(wsnap_hydrate_unmount(f->ws, false, &status, &err), 1);
+	assert_int_equal(wsnap_hydrate_unmount(f->ws, 0, &status, &err), 1);
 	assert_int_equal(status, WSNAP_IO);
 	assert_int_equal(err.status, WSNAP_IO);
 	assert_true(exists(f->victim, "keep"));
@@ -348,7 +345,7 @@ static void test_hydrate_unmount_removes_what_it_made(void **state)
 	ft_mkdir(f->base, ".up.wsnap-work/work");
 	ft_put_str(f->base, ".up.wsnap-work/work/x", "overlay's\n");
 	chmod(st.work, 0);
-	assert_int_equal(wsnap_hydrate_unmount(f->ws, false, &status, &err), 1);
+	assert_int_equal(wsnap_hydrate_unmount(f->ws, 0, &status, &err), 1);
 	assert_int_equal(status, WSNAP_OK);
 	assert_false(exists(f->base, ".ws.wsnap"));
 	assert_false(exists(f->base, ".up.wsnap-work"));
@@ -421,6 +418,122 @@ static void test_hydrate_rollback_state_dir_replaced(void **state)
 	wsnap_hydrate_state_release(&st);
 }
 
+/* ---- what unmount would lose (issue 15, item 1) ---- */
+
+/* The changes of upper over lower, both plain directories under base. */
+static uint64_t count(struct fx *f, enum wsnap_status want)
+{
+	char l[PATH_MAX], u[PATH_MAX];
+	uint64_t n = 99;
+	int lfd, ufd;
+
+	pathf(l, f->base, "L");
+	pathf(u, f->base, "U");
+	lfd = open(l, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	ufd = open(u, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(lfd >= 0 && ufd >= 0);
+	wsnap_error_clear(&err);
+	assert_int_equal(wsnap_hydrate_count_changes(lfd, l, ufd,
+						     WSNAP_UPPER_OVERLAYFS,
+						     f->ws, &n, &err),
+			 want);
+	close(lfd);
+	close(ufd);
+	return n;
+}
+
+/*
+ * A change is what 'wsnap diff ARCHIVE WORKSPACE' lists: what overlayfs
+ * copied up unchanged (a directory, a file with its own bytes and mode, a
+ * file touched) is none; content of the same size, a mode, a new file, a
+ * type, a whiteout each is one.
+ */
+static void test_hydrate_count_changes(void **state)
+{
+	struct fx *f = *state;
+
+	ft_mkdir(f->base, "L");
+	ft_mkdir(f->base, "L/src");
+	ft_put_str(f->base, "L/src/a.c", "aaaa\n");
+	ft_put_str(f->base, "L/src/b.c", "bbbb\n");
+	ft_put_mode(f->base, "L/run.sh", "#!/bin/sh\n", 0755);
+	ft_symlink(f->base, "L/link", "src/a.c");
+	ft_put_str(f->base, "L/gone", "x\n");
+	ft_mkdir(f->base, "U");
+	assert_int_equal(count(f, WSNAP_OK), 0);
+	/* copied up without a change */
+	ft_mkdir(f->base, "U/src");
+	ft_put_str(f->base, "U/src/a.c", "aaaa\n");
+	ft_mtime(f->base, "U/src/a.c", 1000000000, 0);
+	ft_put_mode(f->base, "U/run.sh", "#!/bin/sh\n", 0755);
+	assert_int_equal(count(f, WSNAP_OK), 0);
+	/* the same size, other bytes: read and found */
+	ft_put_str(f->base, "U/src/b.c", "BBBB\n");
+	assert_int_equal(count(f, WSNAP_OK), 1);
+	ft_put_mode(f->base, "U/run.sh", "#!/bin/sh\n", 0644);
+	ft_put_str(f->base, "U/new", "new\n");
+	ft_put_str(f->base, "U/link", "now a file\n");
+	assert_int_equal(count(f, WSNAP_OK), 4);
+	if (geteuid() == 0) {
+		char *wh = ft_path(f->base, "U/gone");
+
+		assert_int_equal(mknod(wh, S_IFCHR | 0600, 0), 0);
+		assert_int_equal(count(f, WSNAP_OK), 5);
+		free(wh);
+	}
+	/* what no snapshot holds cannot be counted */
+	{
+		char *fifo = ft_path(f->base, "U/src/fifo");
+
+		assert_int_equal(mkfifo(fifo, 0600), 0);
+		count(f, WSNAP_REJECTED);
+		assert_string_equal(err.reason, "unsupported member type");
+		free(fifo);
+	}
+}
+
+/* A fresh upper directory with entries over a snapshot that is not
+ * mounted: refused, nothing changed; --discard tears it down. */
+static void test_hydrate_unmount_refuses_uncounted(void **state)
+{
+	struct fx *f = *state;
+	enum wsnap_status status = WSNAP_OK;
+	char lower[PATH_MAX], upper[PATH_MAX], work[PATH_MAX];
+
+	assert_int_equal(mkdir(f->sd, 0700), 0);
+	pathf(lower, f->sd, "lower");
+	pathf(upper, f->sd, "upper");
+	pathf(work, f->sd, "work");
+	ft_mkdir(f->sd, "lower");
+	ft_mkdir(f->sd, "work");
+	ft_mkdir(f->sd, "upper");
+	write_state(f->sd, f->ws, lower, upper, 1, work, "");
+	/* an empty upper directory: nothing to lose, nothing to compare */
+	assert_int_equal(wsnap_hydrate_unmount(f->ws, 0, &status, &err), 1);
+	assert_int_equal(status, WSNAP_OK);
+	assert_false(exists(f->base, ".ws.wsnap"));
+
+	assert_int_equal(mkdir(f->sd, 0700), 0);
+	ft_mkdir(f->sd, "lower");
+	ft_mkdir(f->sd, "work");
+	ft_mkdir(f->sd, "upper");
+	ft_put_str(f->sd, "upper/mine", "work of a day\n");
+	write_state(f->sd, f->ws, lower, upper, 1, work, "");
+	assert_int_equal(wsnap_hydrate_unmount(f->ws, 0, &status, &err), 1);
+	assert_int_equal(status, WSNAP_IO);
+	assert_non_null(strstr(err.reason, "not unmounted: cannot tell what "
+					   "changed (the snapshot is not "
+					   "mounted at '"));
+	assert_string_equal(err.member, f->ws);
+	assert_true(exists(f->sd, "upper/mine"));
+	assert_true(exists(f->sd, "state"));
+	assert_int_equal(wsnap_hydrate_unmount(f->ws, WSNAP_HYDRATE_DISCARD,
+					       &status, &err),
+			 1);
+	assert_int_equal(status, WSNAP_OK);
+	assert_false(exists(f->base, ".ws.wsnap"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -437,6 +550,8 @@ int main(void)
 		T(test_hydrate_unmount_work_swapped),
 		T(test_hydrate_rollback_keeps_existing_work),
 		T(test_hydrate_rollback_state_dir_replaced),
+		T(test_hydrate_count_changes),
+		T(test_hydrate_unmount_refuses_uncounted),
 #undef T
 	};
 

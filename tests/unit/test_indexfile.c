@@ -58,22 +58,21 @@ static struct wsnap_index *tree_index(const struct wsnap_policy *p)
 	return idx;
 }
 
-static void some_id(struct wsnap_archive_id *id)
+static void some_id(struct wsnap_fileid *id)
 {
 	memset(id, 0, sizeof(*id));
 	id->dev = 1;
 	id->ino = 2;
 	id->size = 10240;
-	id->mtime_sec = 1700000000;
-	id->mtime_nsec = 5;
-	id->ctime_sec = 1700000001;
-	id->ctime_nsec = 6;
+	id->mtime.tv_sec = 1700000000;
+	id->mtime.tv_nsec = 5;
+	id->ctime.tv_sec = 1700000001;
+	id->ctime.tv_nsec = 6;
 }
 
 /* The entry of idx for (id, p) in a memfd. */
 static int entry_fd(const struct wsnap_index *idx,
-		    const struct wsnap_archive_id *id,
-		    const struct wsnap_policy *p)
+		    const struct wsnap_fileid *id, const struct wsnap_policy *p)
 {
 	int fd = memfd_create("entry", MFD_CLOEXEC);
 	struct wsnap_error err;
@@ -130,7 +129,7 @@ static void assert_same_index(const struct wsnap_index *a,
 static void test_indexfile_roundtrip(void **state)
 {
 	struct wsnap_index *idx = tree_index(NULL), *back;
-	struct wsnap_archive_id id;
+	struct wsnap_fileid id;
 	struct wsnap_policy p;
 	struct wsnap_error err;
 	struct wsnap_extent ext;
@@ -162,7 +161,7 @@ static void test_indexfile_roundtrip(void **state)
 static void test_indexfile_key_mismatch(void **state)
 {
 	struct wsnap_index *idx = tree_index(NULL), *back;
-	struct wsnap_archive_id id, other;
+	struct wsnap_fileid id, other;
 	struct wsnap_policy p, q;
 	struct wsnap_error err;
 	char n1[WSNAP_INDEXFILE_NAME_LEN + 1], n2[WSNAP_INDEXFILE_NAME_LEN + 1];
@@ -175,7 +174,7 @@ static void test_indexfile_key_mismatch(void **state)
 	fd = entry_fd(idx, &id, &p);
 	/* a rewrite in place that put size and mtime back: ctime differs */
 	other = id;
-	other.ctime_nsec++;
+	other.ctime.tv_nsec++;
 	assert_int_equal(wsnap_indexfile_load(&back, fd, &other, &p, &err),
 			 WSNAP_IO);
 	assert_string_equal(err.reason, "key mismatch");
@@ -221,7 +220,7 @@ static unsigned char *slurp(int fd, size_t *len)
 /* The bytes of idx's entry for some id and the default policy p (set up
  * here), parsed into *v. */
 static unsigned char *entry_bytes(const struct wsnap_index *idx,
-				  struct wsnap_archive_id *id,
+				  struct wsnap_fileid *id,
 				  struct wsnap_policy *p, struct ixf_view *v,
 				  size_t *len)
 {
@@ -240,7 +239,7 @@ static unsigned char *entry_bytes(const struct wsnap_index *idx,
 
 /* Loads bytes as an entry: the status, the reason into why. */
 static enum wsnap_status load_bytes(const void *b, size_t len,
-				    const struct wsnap_archive_id *id,
+				    const struct wsnap_fileid *id,
 				    const struct wsnap_policy *p, char *why,
 				    size_t whylen)
 {
@@ -280,7 +279,7 @@ static enum wsnap_status load_bytes(const void *b, size_t len,
 static void test_indexfile_corrupt(void **state)
 {
 	struct wsnap_index *idx = tree_index(NULL);
-	struct wsnap_archive_id id;
+	struct wsnap_fileid id;
 	struct wsnap_policy p;
 	struct ixf_view v;
 	unsigned char *b, *c;
@@ -324,7 +323,7 @@ static void test_indexfile_corrupt(void **state)
 static void test_indexfile_resealed_damage(void **state)
 {
 	struct wsnap_index *idx = tree_index(NULL);
-	struct wsnap_archive_id id;
+	struct wsnap_fileid id;
 	struct wsnap_policy p;
 	struct ixf_view v;
 	const struct ixf_section *ns;

@@ -1,6 +1,7 @@
 /*
  * Unit tests of tools/json.c: escaped names on streams (long ones in
- * pieces), exact time formatting, the JSON line writer.
+ * pieces), exact time formatting, the JSON line writer, and the summary
+ * keys every subcommand's JSON shares (tools/summary.c).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 
 #include "escape.h"
 #include "json.h"
+#include "opts.h"
 
 /* A memory stream and what was written to it. */
 struct mem {
@@ -217,6 +219,44 @@ static void test_json_writer_empty_object(void **state)
 	free(m.buf);
 }
 
+/* The summary of a snapshot: the one set of names of doc/json.md, in
+ * their order, after what the caller put first. */
+static void test_json_summary_keys(void **state)
+{
+	struct wsnap_index_stats st = {
+		.members = 7,
+		.dirs = 3,
+		.implicit = 1,
+		.files = 3,
+		.symlinks = 1,
+		.total_bytes = 1234,
+		.compression = "zstd",
+	};
+	struct wsnap_json j;
+	struct mem m;
+
+	mem_open(&m);
+	wsnap_json_begin(&j, m.f);
+	wsnap_json_bool(&j, "ok", true);
+	wsnap_json_summary(&j, &st);
+	wsnap_json_end(&j);
+	st.compression = NULL;
+	wsnap_json_begin(&j, m.f);
+	wsnap_json_summary(&j, &st);
+	wsnap_json_end(&j);
+	mem_close(&m);
+	assert_string_equal(m.buf,
+			    "{\"ok\":true,\"members\":7,\"directories\":3,"
+			    "\"implicit_directories\":1,\"files\":3,"
+			    "\"symlinks\":1,\"bytes\":1234,\"compression\":"
+			    "\"zstd\"}\n"
+			    "{\"members\":7,\"directories\":3,"
+			    "\"implicit_directories\":1,\"files\":3,"
+			    "\"symlinks\":1,\"bytes\":1234,\"compression\":"
+			    "null}\n");
+	free(m.buf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +267,7 @@ int main(void)
 		cmocka_unit_test(test_json_writer_line),
 		cmocka_unit_test(test_json_writer_nested),
 		cmocka_unit_test(test_json_writer_empty_object),
+		cmocka_unit_test(test_json_summary_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

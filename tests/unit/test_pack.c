@@ -456,6 +456,10 @@ static void check_deterministic(enum wsnap_pack_compress c)
 				    "\xfd"
 				    "7zXZ",
 				    5);
+	if (c == WSNAP_PACK_BZIP2)
+		assert_memory_equal(b1, "BZh", 3);
+	if (c == WSNAP_PACK_LZ4)
+		assert_memory_equal(b1, "\x04\x22\x4d\x18", 4);
 	free(b1);
 	free(b2);
 	close(fd1);
@@ -484,6 +488,16 @@ static void test_pack_deterministic_zstd(void **state)
 static void test_pack_deterministic_xz(void **state)
 {
 	check_deterministic(WSNAP_PACK_XZ);
+}
+
+static void test_pack_deterministic_bzip2(void **state)
+{
+	check_deterministic(WSNAP_PACK_BZIP2);
+}
+
+static void test_pack_deterministic_lz4(void **state)
+{
+	check_deterministic(WSNAP_PACK_LZ4);
 }
 
 /* ---- a file that changes while packed ---- */
@@ -656,7 +670,7 @@ static void test_pack_run_atomic_out(void **state)
 	mode_t um = umask(022);
 
 	wsnap_policy_init(&p);
-	po.compress = wsnap_pack_compress_for(out);
+	assert_int_equal(wsnap_pack_compress_for(out, &po.compress), 0);
 	assert_int_equal(po.compress, WSNAP_PACK_GZIP);
 	assert_int_equal(wsnap_pack_run(d, out, &po, &st, &err), WSNAP_OK);
 	assert_int_equal(stat(out, &sb), 0);
@@ -698,20 +712,132 @@ static void test_pack_run_atomic_out(void **state)
 
 static void test_pack_compress_names(void **state)
 {
+	static const struct {
+		const char *out;
+		int want; /* -1: no compression is named */
+	} names[] = {
+		/* every extension of cli.md 'wsnap pack' */
+		{"a.tar", WSNAP_PACK_NONE},
+		{"a.tar.gz", WSNAP_PACK_GZIP},
+		{"a.tgz", WSNAP_PACK_GZIP},
+		{"a.tar.bz2", WSNAP_PACK_BZIP2},
+		{"a.tbz2", WSNAP_PACK_BZIP2},
+		{"a.tar.xz", WSNAP_PACK_XZ},
+		{"a.txz", WSNAP_PACK_XZ},
+		{"a.tar.zst", WSNAP_PACK_ZSTD},
+		{"a.tzst", WSNAP_PACK_ZSTD},
+		{"a.tar.lz4", WSNAP_PACK_LZ4},
+		/* standard output: plain */
+		{"-", WSNAP_PACK_NONE},
+		/* ASCII case does not matter */
+		{"X.TAR.GZ", WSNAP_PACK_GZIP},
+		{"x.Tar.Bz2", WSNAP_PACK_BZIP2},
+		{"X.TAR", WSNAP_PACK_NONE},
+		{"x.TZST", WSNAP_PACK_ZSTD},
+		/* the last extension decides; directories do not count */
+		{"a.gz.tar", WSNAP_PACK_NONE},
+		{"d.tar.gz/a.tar.xz", WSNAP_PACK_XZ},
+		{".tar", WSNAP_PACK_NONE},
+		/* anything else asks for --compress */
+		{"p.zip", -1},
+		{"p", -1},
+		{"", -1},
+		{"p.gz", -1},
+		{"p.bz2", -1},
+		{"p.tar.gz.part", -1},
+		{"p.tar.Z", -1},
+		{"p.tar.lzma", -1},
+		{"p.tar.", -1},
+		{"p.tar.gz/", -1},
+		{"ptar", -1},
+		{"--", -1},
+	};
 	enum wsnap_pack_compress c;
+	size_t i;
 
-	assert_int_equal(wsnap_pack_compress_for("a.tar"), WSNAP_PACK_NONE);
-	assert_int_equal(wsnap_pack_compress_for("-"), WSNAP_PACK_NONE);
-	assert_int_equal(wsnap_pack_compress_for("a.tar.gz"), WSNAP_PACK_GZIP);
-	assert_int_equal(wsnap_pack_compress_for("a.tgz"), WSNAP_PACK_GZIP);
-	assert_int_equal(wsnap_pack_compress_for("a.tar.zst"), WSNAP_PACK_ZSTD);
-	assert_int_equal(wsnap_pack_compress_for("a.tar.xz"), WSNAP_PACK_XZ);
-	assert_int_equal(wsnap_pack_compress_for("a.gz.tar"), WSNAP_PACK_NONE);
-	assert_int_equal(wsnap_pack_compress_parse("zstd", &c), 0);
-	assert_int_equal(c, WSNAP_PACK_ZSTD);
-	assert_int_equal(wsnap_pack_compress_parse("none", &c), 0);
-	assert_int_equal(c, WSNAP_PACK_NONE);
-	assert_int_equal(wsnap_pack_compress_parse("bzip2", &c), -1);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		int rc = wsnap_pack_compress_for(names[i].out, &c);
+
+		if (names[i].want < 0) {
+			assert_int_equal(rc, -1);
+		} else {
+			assert_int_equal(rc, 0);
+			assert_int_equal(c, names[i].want);
+		}
+	}
+	/* every name --compress shows in its usage line parses, in order */
+	{
+		static const enum wsnap_pack_compress order[] = {
+			WSNAP_PACK_NONE, WSNAP_PACK_GZIP, WSNAP_PACK_BZIP2,
+			WSNAP_PACK_XZ,	 WSNAP_PACK_ZSTD, WSNAP_PACK_LZ4,
+		};
+		char all[] = WSNAP_PACK_COMPRESS_NAMES "|";
+		char *w = all, *bar;
+
+		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+			bar = strchr(w, '|');
+			assert_non_null(bar);
+			*bar = '\0';
+			assert_int_equal(wsnap_pack_compress_parse(w, &c), 0);
+			assert_int_equal(c, order[i]);
+			w = bar + 1;
+		}
+		assert_string_equal(w, "");
+	}
+	assert_int_equal(wsnap_pack_compress_parse("GZIP", &c), -1);
+	assert_int_equal(wsnap_pack_compress_parse("bz2", &c), -1);
+	assert_int_equal(wsnap_pack_compress_parse("", &c), -1);
+}
+
+/*
+ * Issue 15, item 2: 'p.tar.bz2' and 'p.tar.lz4' were written as plain
+ * tars. Packed by name, each is its compression (magic bytes) and reads
+ * back through the index builder, which names the compression.
+ */
+static void check_packed_by_name(const char *name, const char *magic,
+				 size_t mlen, const char *compression)
+{
+	char *d = sample_tree();
+	char *o = ts_tempdir();
+	char *out = ft_path(o, name);
+	struct wsnap_policy p;
+	struct wsnap_pack_opts po = {.policy = &p};
+	struct wsnap_reader_opts ro = {0};
+	struct wsnap_index_stats is;
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	unsigned char head[8];
+	int fd;
+
+	wsnap_policy_init(&p);
+	assert_int_equal(wsnap_pack_compress_for(out, &po.compress), 0);
+	assert_int_equal(wsnap_pack_run(d, out, &po, NULL, &err), WSNAP_OK);
+	fd = open(out, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, head, mlen, 0), (ssize_t)mlen);
+	assert_memory_equal(head, magic, mlen);
+	assert_int_equal(wsnap_index_build(&idx, fd, &p, &ro, &err), WSNAP_OK);
+	wsnap_index_stats(idx, &is);
+	assert_string_equal(is.compression, compression);
+	assert_int_equal(wsnap_index_count(idx), 10);
+	wsnap_index_free(idx);
+	close(fd);
+	free(out);
+	wsnap_policy_release(&p);
+	ts_rmtree(d);
+	ts_rmtree(o);
+	free(d);
+	free(o);
+}
+
+static void test_pack_run_compression_by_name(void **state)
+{
+	check_packed_by_name("p.tar.bz2", "BZh", 3, "bzip2");
+	check_packed_by_name("P.TBZ2", "BZh", 3, "bzip2");
+	check_packed_by_name("p.tar.lz4", "\x04\x22\x4d\x18", 4, "lz4");
+	check_packed_by_name("p.tgz", "\x1f\x8b", 2, "gzip");
+	check_packed_by_name("p.txz", "\xfd\x37zXZ", 5, "xz");
+	check_packed_by_name("p.tzst", "\x28\xb5\x2f\xfd", 4, "zstd");
 }
 
 /* ---- the result passes the core's check, names as bytes ---- */
@@ -870,6 +996,8 @@ int main(void)
 		cmocka_unit_test(test_pack_deterministic_gzip),
 		cmocka_unit_test(test_pack_deterministic_zstd),
 		cmocka_unit_test(test_pack_deterministic_xz),
+		cmocka_unit_test(test_pack_deterministic_bzip2),
+		cmocka_unit_test(test_pack_deterministic_lz4),
 		cmocka_unit_test(test_pack_file_grown_is_error),
 		cmocka_unit_test(test_pack_file_shrunk_is_error),
 		cmocka_unit_test(test_pack_file_emptied_is_error),
@@ -877,6 +1005,7 @@ int main(void)
 		cmocka_unit_test(test_pack_bytes_exact),
 		cmocka_unit_test(test_pack_run_atomic_out),
 		cmocka_unit_test(test_pack_compress_names),
+		cmocka_unit_test(test_pack_run_compression_by_name),
 		cmocka_unit_test(test_pack_result_indexes_with_odd_names),
 		cmocka_unit_test(test_tree_walk_order_and_no_follow),
 		cmocka_unit_test(test_tree_cursor_refuses_swapped_symlink),

@@ -3,8 +3,8 @@
  * and ambiguous options, missing and unwanted arguments, '--opt=value' and
  * '--opt value', bundled short flags, repeated list options, numbers at
  * and past their bounds, operands ('-', '--', mixed with options),
- * callbacks, included tables, required options, and the --help generated
- * from the table.
+ * callbacks, included tables, required options, the common options, and
+ * the --help generated from the table.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -563,6 +563,62 @@ static void test_parse_options_help_policy_group(void **state)
 	free(text);
 }
 
+/* The common options, as every subcommand shows them: before the policy
+ * group; their --json makes usage errors JSON from inside the include. */
+static void test_parse_options_common_group(void **state)
+{
+	struct common_cmd {
+		struct wsnap_common common;
+		struct wsnap_policy policy;
+	};
+	static const struct wsnap_option options[] = {
+		WSNAP_OPT_COMMON(struct common_cmd, common),
+		WSNAP_OPT_POLICY(struct common_cmd, policy),
+		WSNAP_OPT_END(),
+	};
+	static const struct wsnap_cmd_usage u = {
+		.name = "c",
+		.operands = "ARCHIVE",
+		.description = "d",
+		.exit_status = "0",
+		.options = options,
+	};
+	char *a1[] = {"c", "--progress=yes", "--json", "x", NULL};
+	char *a2[] = {"c", "-qv", "--no-prog", "x", NULL};
+	struct common_cmd cc;
+	struct ts_capture c;
+	char *text = help_text(&u);
+	int argc;
+
+	assert_true(strncmp(text, "usage: wsnap c [OPTIONS] [POLICY] ARCHIVE\n",
+			    42) == 0);
+	expect_all_listed(options, text);
+	expect_fits(text);
+	assert_true(strstr(text, "\ncommon options:\n") <
+		    strstr(text, "\npolicy options"));
+	assert_non_null(strstr(text, "\n  -q, --quiet "));
+	free(text);
+
+	memset(&cc, 0, sizeof(cc));
+	wsnap_policy_init(&cc.policy);
+	argc = 4;
+	ts_capture_begin(&c);
+	assert_int_equal(wsnap_options_parse(&u, &cc, &argc, a1), 2);
+	ts_capture_end(&c);
+	assert_string_equal(c.stdout_text,
+			    "{\"ok\":false,\"error\":\"usage\",\"message\":"
+			    "\"option '--progress' takes no argument\"}\n");
+	wsnap_opts_usage_json(false);
+	/* bundled, and a long name shortened */
+	argc = 4;
+	assert_int_equal(wsnap_options_parse(&u, &cc, &argc, a2),
+			 WSNAP_OPTIONS_RUN);
+	assert_true(cc.common.quiet && cc.common.verbose);
+	assert_int_equal(cc.common.progress, WSNAP_PROGRESS_OFF);
+	assert_int_equal(argc, 1);
+	wsnap_policy_release(&cc.policy);
+}
+
 /* A required option: enforced after the parse, unbracketed in the usage. */
 static void test_parse_options_required(void **state)
 {
@@ -621,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_parse_options_help_lists_every_option),
 		cmocka_unit_test(test_parse_options_help_policy_group),
 		cmocka_unit_test(test_parse_options_required),
+		cmocka_unit_test(test_parse_options_common_group),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "hydrate.h"
 #include "policy.h"
 
 static void test_policy_init_defaults(void **state)
@@ -27,6 +28,7 @@ static void test_policy_init_defaults(void **state)
 	assert_int_equal(p.max_file_size, UINT64_MAX);
 	assert_int_equal(p.max_path_length, 4096);
 	assert_int_equal(p.max_depth, 256);
+	assert_int_equal(p.max_index_size, 1ULL << 30);
 	wsnap_policy_release(&p);
 	/* release twice is harmless: everything was reset */
 	wsnap_policy_release(&p);
@@ -211,6 +213,7 @@ static void test_policy_copy_is_deep(void **state)
 	src.max_file_size = 9;
 	src.max_path_length = 10;
 	src.max_depth = 11;
+	src.max_index_size = 12;
 	assert_int_equal(wsnap_policy_add_skip(&src, "s", &err), WSNAP_OK);
 	assert_int_equal(wsnap_policy_add_skip(&src, ".", &err), WSNAP_OK);
 	assert_int_equal(wsnap_policy_add_reject_path(&src, "r/p", &err),
@@ -230,6 +233,7 @@ static void test_policy_copy_is_deep(void **state)
 	assert_int_equal(dst.max_file_size, 9);
 	assert_int_equal(dst.max_path_length, 10);
 	assert_int_equal(dst.max_depth, 11);
+	assert_int_equal(dst.max_index_size, 12);
 	assert_int_equal(dst.skip.count, 2);
 	assert_string_equal(dst.skip.items[0], "s");
 	assert_string_equal(dst.skip.items[1], "");
@@ -240,6 +244,26 @@ static void test_policy_copy_is_deep(void **state)
 	assert_string_equal(dst.root_name, "root");
 	assert_string_equal(dst.strip_prefix, "a/b");
 	wsnap_policy_release(&dst);
+}
+
+/*
+ * The fingerprint a hydrated workspace records (workspace/hydrate.c):
+ * --max-index-size changes it, but at its default it is left out, so the
+ * fingerprint of the default policy is the one states written before the
+ * option record.
+ */
+static void test_policy_fingerprint_index_size(void **state)
+{
+	char a[WSNAP_HYDRATE_POLICY_ID_LEN + 1], b[sizeof(a)];
+	struct wsnap_policy p;
+
+	wsnap_policy_init(&p);
+	wsnap_hydrate_policy_id(&p, a);
+	assert_string_equal(a, "96004976a79ed456f7d2b4ff3be450e0");
+	p.max_index_size = 64u << 20;
+	wsnap_hydrate_policy_id(&p, b);
+	assert_string_not_equal(a, b);
+	wsnap_policy_release(&p);
 }
 
 int main(void)
@@ -255,6 +279,7 @@ int main(void)
 		cmocka_unit_test(test_policy_root_name_one_component),
 		cmocka_unit_test(test_policy_strip_prefix),
 		cmocka_unit_test(test_policy_copy_is_deep),
+		cmocka_unit_test(test_policy_fingerprint_index_size),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -2,7 +2,9 @@
  * Unit tests of core/tar/reader.c: every tar flavour and compression, from a
  * seekable memfd and from a pipe, the raw typeflags, data offsets, and the
  * stream rules of policy.md section 5 (each ends as '<tar>' invalid tar
- * stream). Members are recorded by a callback; no builder involved.
+ * stream). Members are recorded by a callback; no builder involved. The
+ * file is long because it is one test program whose cases share the
+ * raw-archive builders below.
  */
 #include <archive.h>
 #include <archive_entry.h>
@@ -21,6 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include <lzma.h>
 
 #include "reader.h"
 #include "support.h"
@@ -36,6 +39,7 @@ struct rmember {
 	uint32_t mode;
 	uint64_t size;
 	uint64_t data_offset;
+	uint64_t ext_bytes;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	struct wsnap_sparse_run *runs;
@@ -84,6 +88,7 @@ static enum wsnap_status record_cb(void *ctx, const struct wsnap_raw_member *m,
 	r->mode = m->mode;
 	r->size = m->size;
 	r->data_offset = m->data_offset;
+	r->ext_bytes = m->ext_bytes;
 	r->mtime_sec = m->mtime_sec;
 	r->mtime_nsec = m->mtime_nsec;
 	if (m->nsparse) {
@@ -394,8 +399,6 @@ static void test_reader_ustar_typeflags(void **state)
 		{"file", '0', WSNAP_RAW_FILE, true},
 		{"old", '\0', WSNAP_RAW_FILE, true},
 		{"oldslash/", '\0', WSNAP_RAW_DIR, false},
-		/* libarchive calls it a directory; tarfile a file */
-		{"zeroslash/", '0', WSNAP_RAW_FILE, false},
 		{"contig", '7', WSNAP_RAW_FILE, true},
 		{"dir", '5', WSNAP_RAW_DIR, false},
 		{"sym", '2', WSNAP_RAW_SYMLINK, false},
@@ -614,7 +617,8 @@ static void test_reader_empty_names(void **state)
 	size_t len;
 
 	ts_add_raw_member(a, "", '5', 0755, NULL, 0, NULL);
-	ts_add_raw_member(a, "././@LongLink", 'L', 0644, NULL, 0, NULL);
+	/* a long name of just its NUL (one of size 0 has no NUL: refused) */
+	ts_add_raw_member(a, "././@LongLink", 'L', 0644, "", 1, NULL);
 	ts_add_raw_member(a, "named", '0', 0644, "x", 1, NULL);
 	tar = ts_archive_finish(a, 1, &len);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
@@ -682,9 +686,11 @@ static void test_reader_names_are_raw_bytes(void **state)
 	}
 }
 
+/* every run with data but the last fills whole blocks, and the map ends
+ * at the size: as GNU tar writes them (test_reader_sparse_gnu_tar) */
 static const uint64_t sparse_runs[][2] = {
-	{0, 100},    {4096, 512}, {10000, 1},	 {20000, 700},
-	{30000, 10}, {40000, 3},  {50000, 1000}, {60000, 0},
+	{0, 512},     {4096, 512},  {10000, 1024}, {20000, 1536},
+	{30000, 512}, {40000, 512}, {50000, 1000}, {60000, 0},
 };
 #define SPARSE_N    (sizeof(sparse_runs) / sizeof(sparse_runs[0]))
 #define SPARSE_SIZE 60000u
@@ -848,9 +854,9 @@ static void test_reader_pax_sparse(void **state)
 
 static void test_reader_sparse_bad_maps(void **state)
 {
-	static const uint64_t unordered[][2] = {{4096, 10}, {0, 10}};
-	static const uint64_t overlapping[][2] = {{0, 100}, {50, 100}};
-	static const uint64_t beyond[][2] = {{0, 10}, {1000, 100}};
+	static const uint64_t unordered[][2] = {{4096, 512}, {0, 512}};
+	static const uint64_t overlapping[][2] = {{0, 1024}, {512, 512}};
+	static const uint64_t beyond[][2] = {{0, 512}, {1000, 100}};
 	const struct {
 		const uint64_t (*runs)[2];
 		size_t n;
@@ -1211,6 +1217,11 @@ static void test_reader_end_of_archive_forms(void **state)
 	memset(buf + len, 0, 2 * WSNAP_TAR_BLOCK);
 	memset(buf + len + 2 * WSNAP_TAR_BLOCK, 'G', 700);
 	expect_members(buf, len + 2 * WSNAP_TAR_BLOCK + 700, 2);
+	/* so is a member after a lone zero block: tarfile, GNU tar and
+	 * libarchive all end there (GNU tar warns) */
+	memset(buf + len, 0, WSNAP_TAR_BLOCK);
+	memcpy(buf + len + WSNAP_TAR_BLOCK, tar, 2 * WSNAP_TAR_BLOCK);
+	expect_members(buf, len + 3 * WSNAP_TAR_BLOCK, 2);
 	free(tar);
 }
 
@@ -1522,10 +1533,14 @@ static void test_reader_ambiguous_headers(void **state)
 		{'V', NULL, 0},	     /* GNU volume label: swallowed */
 		{'V', "hidden", 6},  /* and its data taken as a header */
 		{'A', "1000001", 8}, /* Solaris ACL */
-		{'5', "data", 4},    /* directory with data */
-		{'2', "data", 4},    /* symlink with data */
-		{'1', "data", 4},    /* hardlink with data */
-		{'6', "data", 4},    /* FIFO with data */
+		/* a directory's data: no reader skips it, all of them read
+		 * it as a (bad) header */
+		{'5', "data", 4},
+		{'2', "data", 4}, /* symlink with data */
+		/* hardlink with data: libarchive skips it (the block after
+		 * is no header), tarfile does not */
+		{'1', "data", 4},
+		{'6', "data", 4}, /* FIFO with data */
 		/* a '0' file named like a directory, with data: libarchive
 		 * does not skip the data, tarfile does */
 		{'0', "data", 4},
@@ -1552,6 +1567,111 @@ static void test_reader_ambiguous_headers(void **state)
 		add_pax_member(a, "size", "512", 3, "h", '1', NULL, 0, "t");
 		ts_add_raw_member(a, "hidden", '0', 0644, NULL, 0, NULL);
 		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+}
+
+struct size_case {
+	const char *name;
+	char tf;
+	const char *link, *pax_key, *pax_val;
+	bool pax_before;
+	enum wsnap_raw_type type;
+};
+
+/*
+ * A member c->name whose size field says 5 but whose "data" is the header
+ * of a member "evil", then a file "after". c->pax_key (NULL for none) puts
+ * an 'x' header with pax_key=pax_val before it; c->pax_before puts an 'x'
+ * header (mtime) before an earlier file "first", which makes libarchive
+ * take the archive for pax.
+ */
+static unsigned char *size_without_data(const struct size_case *c, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char h[WSNAP_TAR_BLOCK];
+
+	if (c->pax_before)
+		add_pax_member(a, "mtime", "1", 1, "first", '0', "1", 1, NULL);
+	if (c->pax_key) {
+		char body[512];
+		size_t used = 0;
+
+		pax_str(body, sizeof(body), &used, c->pax_key, c->pax_val);
+		add_ext(a, 'x', body, used);
+	}
+	ts_raw_header(h, c->name, c->tf, 0755, 5, c->link);
+	ts_add_raw(a, h, sizeof(h));
+	ts_add_raw_member(a, "evil", '0', 0644, NULL, 0, NULL);
+	ts_add_raw_member(a, "after", '0', 0644, "x", 1, NULL);
+	return ts_archive_finish(a, 1, len);
+}
+
+/*
+ * Bug (issue 12, item 10): a ustar directory with a size field and no data
+ * (CPython's testtar.tar, 'ustar/dirtype-with-size') was an invalid
+ * stream, though tarfile, GNU tar and bsdtar all read it and the members
+ * after it alike: none of them skips a directory's data. The same holds
+ * for a hardlink in an archive without pax headers (libarchive skips its
+ * size only when the block after it is no header). Refused where one
+ * reader would skip what another reads as a header: a pax size on a
+ * directory or hardlink (libarchive and GNU tar's listing skip it), a
+ * hardlink's size in a pax archive (libarchive skips it), any size on a
+ * symlink, device, FIFO or typeflag NUL directory (GNU tar's listing
+ * skips it).
+ */
+static void test_reader_size_without_data(void **state)
+{
+	static const struct size_case good[] = {
+		{"d", '5', NULL, NULL, NULL, false, WSNAP_RAW_DIR},
+		{"d", '5', NULL, NULL, NULL, true, WSNAP_RAW_DIR},
+		{"d", '5', NULL, "size", "0", false, WSNAP_RAW_DIR},
+		{"h", '1', "after", NULL, NULL, false, WSNAP_RAW_HARDLINK},
+		{"h", '1', "after", "size", "0", false, WSNAP_RAW_HARDLINK},
+	};
+	static const struct size_case bad[] = {
+		{"d", '5', NULL, "size", "5", false, WSNAP_RAW_DIR},
+		{"h", '1', "after", "size", "5", false, WSNAP_RAW_HARDLINK},
+		{"h", '1', "after", "mtime", "1", false, WSNAP_RAW_HARDLINK},
+		{"h", '1', "after", NULL, NULL, true, WSNAP_RAW_HARDLINK},
+		/* libarchive reports size 0 and skips the size field: only
+		 * where it stands after the skip tells */
+		{"h", '1', "after", "SCHILY.realsize", "0", false,
+		 WSNAP_RAW_HARDLINK},
+		{"l", '2', "after", NULL, NULL, false, WSNAP_RAW_SYMLINK},
+		{"c", '3', NULL, NULL, NULL, false, WSNAP_RAW_OTHER},
+		{"b", '4', NULL, NULL, NULL, false, WSNAP_RAW_OTHER},
+		{"p", '6', NULL, NULL, NULL, false, WSNAP_RAW_OTHER},
+		{"d/", '\0', NULL, NULL, NULL, false, WSNAP_RAW_DIR},
+	};
+	unsigned char *tar;
+	size_t i, len, first;
+	struct run run;
+	int s;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		tar = size_without_data(&good[i], &len);
+		first = good[i].pax_before;
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			run_bytes(&run, tar, len, (enum src)s, true);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, first + 3);
+			assert_string_equal(run.rec.m[first].name,
+					    good[i].name);
+			assert_int_equal(run.rec.m[first].type, good[i].type);
+			assert_int_equal(run.rec.m[first].size, 0);
+			assert_string_equal(run.rec.m[first + 1].name, "evil");
+			assert_string_equal(run.rec.m[first + 2].name, "after");
+			assert_data_at(run.res.data_fd,
+				       run.rec.m[first + 2].data_offset, "x",
+				       1);
+			run_release(&run);
+		}
+		free(tar);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tar = size_without_data(&bad[i], &len);
 		expect_invalid(tar, len);
 		free(tar);
 	}
@@ -1758,6 +1878,14 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	tar = prefixed_member(gnu, "15112542040", NULL, &len);
 	expect_invalid(tar, len);
 	free(tar);
+	/* libarchive joins the prefix under "ustar" and any byte but GNU's,
+	 * GNU tar only under "ustar\0" (issue 12, item 2) */
+	tar = prefixed_member("ustarX00", "etc", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = prefixed_member("ustar 00", "etc", NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
 	/* a long name replaces name and prefix for both readers */
 	tar = prefixed_member(gnu, "15112542040", "long/passwd", &len);
 	expect_members(tar, len, 1);
@@ -1780,10 +1908,10 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	free(tar);
 	/* old GNU sparse headers hold GNU fields there for both readers */
 	{
-		static const uint64_t runs[][2] = {{0, 5}};
+		static const uint64_t runs[][2] = {{0, 5}, {100, 0}};
 		struct ts_archive *a = ts_archive_new();
 
-		add_gnu_sparse(a, "sp", 100, runs, 1, 0);
+		add_gnu_sparse(a, "sp", 100, runs, 2, 0);
 		tar = ts_archive_finish(a, 1, &len);
 		memcpy(tar + WSNAP_TAR_OFF(gnu.atime), "15112542040", 11);
 		ts_raw_checksum(tar);
@@ -1803,10 +1931,10 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 static void test_reader_raw_numbers_overflow(void **state)
 {
 	static const uint64_t runs[][2] = {
-		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
-		{400, 1}, {500, 1}, {600, 1}, {700, 1},
+		{0, 512},    {1000, 512}, {2000, 512}, {3000, 512},
+		{4000, 512}, {5000, 512}, {6000, 1},   {10000, 0},
 	};
-	const uint64_t realsize = 1000;
+	const uint64_t realsize = 10000;
 	struct ts_archive *a;
 	unsigned char *tar;
 	size_t len, i;
@@ -1830,12 +1958,15 @@ static void test_reader_raw_numbers_overflow(void **state)
 		expect_invalid(tar, len);
 		free(tar);
 	}
-	/* base-256 that fits is read: a real size of 2^62 */
+	/* base-256 that fits is read: a real size of 2^62, where the map
+	 * ends */
 	a = ts_archive_new();
 	add_gnu_sparse(a, "sp", realsize, runs, 8, 0);
 	tar = ts_archive_finish(a, 1, &len);
 	put_b256(tar + WSNAP_TAR_OFF(gnu.realsize), WSNAP_TAR_LEN(gnu.realsize),
 		 (uint64_t)1 << 62, false);
+	put_b256(tar + WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[3].offset),
+		 WSNAP_TAR_SPARSE_LEN(offset), (uint64_t)1 << 62, false);
 	ts_raw_checksum(tar);
 	run_bytes(&run, tar, len, SRC_MEMFD, false);
 	assert_int_equal(run.st, WSNAP_OK);
@@ -1891,7 +2022,8 @@ static void test_reader_sparse_map_odd(void **state)
 		char body[512];
 		size_t used = 0;
 
-		pax_str(body, sizeof(body), &used, "GNU.sparse.size", "9000");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.size", "4");
+		pax_str(body, sizeof(body), &used, "GNU.sparse.numblocks", "2");
 		pax_str(body, sizeof(body), &used, "GNU.sparse.map", maps[i]);
 		add_ext(a, 'x', body, used);
 		ts_add_raw_member(a, "sp", '0', 0644, "abcd", 4, NULL);
@@ -1974,6 +2106,8 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
  * and end the archive there, silently (the members after it are
  * libarchive's alone); "1_0", "0o10", "+10" it reads as numbers
  * libarchive does not see. Every number field of every header block.
+ * And (issue 12, item 2) GNU tar skips a leading NUL: "\0" "0001000" in
+ * a size field is 512 bytes of data to it, none to the others.
  */
 static void test_reader_number_fields_as_tarfile(void **state)
 {
@@ -1998,6 +2132,10 @@ static void test_reader_number_fields_as_tarfile(void **state)
 		{"\n1", 2, false},
 		{"1 2", 3, false},
 		{"\x81\0\0\0\0\0\0\1", 8, false},
+		/* GNU tar skips a leading NUL and reads 7 */
+		{"\0"
+		 "7",
+		 2, false},
 		{"  1 \0jk", 7, true},
 		{"\t1\t", 3, true},
 		{"\x80\0\0\0\0\0\0\1", 8, true},
@@ -2061,8 +2199,8 @@ static void test_reader_number_fields_as_tarfile(void **state)
 static void test_reader_old_gnu_sparse_fields(void **state)
 {
 	static const uint64_t runs[][2] = {
-		{0, 5},	  {100, 1}, {200, 1}, {300, 1},
-		{400, 1}, {500, 1}, {600, 1},
+		{0, 512},    {1000, 512}, {2000, 512}, {3000, 512},
+		{4000, 512}, {5000, 512}, {6000, 1},
 	};
 	/* every field here is as wide as a sparse offset */
 	const size_t n = WSNAP_TAR_SPARSE_LEN(offset);
@@ -2085,7 +2223,7 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
-		add_gnu_sparse(a, "sp", 1000, runs, 7, 0);
+		add_gnu_sparse(a, "sp", 6001, runs, 7, 0);
 		tar = ts_archive_finish(a, 1, &len);
 		memset(tar + bad[i].off, 0, n);
 		memcpy(tar + bad[i].off, bad[i].v,
@@ -2137,7 +2275,7 @@ static void test_reader_pax_sparse_formats(void **state)
 #define S "GNU.sparse."
 	/* clang-format off */
 	static const char *const good00[] = {
-		S "size", "9000", S "numblocks", "1",
+		S "size", "8196", S "numblocks", "1",
 		S "offset", "8192", S "numbytes", "4", NULL,
 	};
 	/* clang-format on */
@@ -2186,6 +2324,121 @@ static void test_reader_pax_sparse_formats(void **state)
 	free(tar);
 }
 
+/* An old GNU sparse archive of runs, with the width bytes at off (from
+ * the start of the archive) emptied. */
+static unsigned char *gnu_sparse_cleared(const uint64_t (*runs)[2], size_t n,
+					 uint64_t realsize, size_t off,
+					 size_t width, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char *tar;
+
+	add_gnu_sparse(a, "s", realsize, runs, n, 0);
+	tar = ts_archive_finish(a, 1, len);
+	memset(tar + off, 0, width);
+	ts_raw_checksum(tar);
+	return tar;
+}
+
+/*
+ * Bug (issue 12, item 2; found by GNU tar in fuzz/tarfile_diff.py): GNU
+ * tar extracts sparse files otherwise than libarchive and tarfile read
+ * them. It reads each run's data from blocks of its own, so a run with
+ * data that ends inside a block shifts the runs after it (and a header
+ * after the member can become a run's data); it writes a file up to the
+ * end of its map's last run only (a trailing hole needs a run of length 0
+ * at the size); it ends an old GNU map at the first entry with an empty
+ * length, reads extension blocks only after a block whose entries are all
+ * used, extracts an 'S' map without entries as an empty file, and refuses
+ * a 0.1 map with more runs than GNU.sparse.numblocks given before it. And
+ * libarchive skips '#' lines in a 1.0 map, which tarfile and GNU tar fail
+ * on. What GNU tar writes passes (test_reader_gnu_sparse and
+ * test_reader_pax_sparse take such maps through every format).
+ */
+static void test_reader_sparse_gnu_tar(void **state)
+{
+	static const uint64_t unaligned[][2] = {{0, 5}, {1000, 512}, {1512, 0}};
+	static const uint64_t short_map[][2] = {{0, 512}, {8192, 4}};
+	static const uint64_t whole[][2] = {{0, 4}};
+	static const uint64_t hole3[][2] = {
+		{0, 512}, {1000, 512}, {2000, 512}, {3000, 0}, {4000, 0}};
+	static const uint64_t empty_len[][2] = {
+		{0, 512}, {1000, 0}, {2000, 512}, {3000, 0}};
+	static const int versions[] = {-1, 0, 1, 10}; /* -1: old GNU */
+	const size_t entry = sizeof(struct wsnap_tar_sparse);
+	uint64_t ext[26][2];
+	struct ts_archive *a;
+	unsigned char *tar;
+	size_t v, i, len;
+
+	for (v = 0; v < 4; v++) {
+		const struct {
+			const uint64_t (*runs)[2];
+			size_t n;
+			uint64_t size;
+			bool ok;
+		} maps[] = {
+			{unaligned, 3, 1512, false},
+			{short_map, 2, 9000, false},
+			{whole, 1, 4, true},
+		};
+
+		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			if (versions[v] < 0) {
+				a = ts_archive_new();
+				add_gnu_sparse(a, "s", maps[i].size,
+					       maps[i].runs, maps[i].n, 0);
+				tar = ts_archive_finish(a, 1, &len);
+			} else {
+				tar = pax_sparse_archive(
+					versions[v], &len, maps[i].runs,
+					maps[i].n, maps[i].size);
+			}
+			if (maps[i].ok)
+				expect_members(tar, len,
+					       versions[v] < 0 ? 1 : 2);
+			else
+				expect_invalid(tar, len);
+			free(tar);
+		}
+	}
+	/* an old GNU map: no entries; an entry with an empty length; free
+	 * entries in the header, or in an extension block, before one */
+	tar = gnu_sparse_cleared(whole, 1, 4, WSNAP_TAR_OFF(gnu.sparse[0]),
+				 entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = gnu_sparse_cleared(empty_len, 4, 3000,
+				 WSNAP_TAR_OFF(gnu.sparse[1].numbytes),
+				 WSNAP_TAR_SPARSE_LEN(numbytes), &len);
+	expect_invalid(tar, len);
+	free(tar);
+	tar = gnu_sparse_cleared(hole3, 5, 4000, WSNAP_TAR_OFF(gnu.sparse[3]),
+				 entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	for (i = 0; i < 24; i++) {
+		ext[i][0] = i * 1000;
+		ext[i][1] = 512;
+	}
+	ext[24][0] = 24000; /* the last entry of the first extension block */
+	ext[24][1] = 0;
+	ext[25][0] = 30000;
+	ext[25][1] = 0;
+	tar = gnu_sparse_cleared(
+		ext, 26, 30000, WSNAP_TAR_BLOCK + WSNAP_TAR_EXT_OFF(sparse[20]),
+		entry, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* the same maps whole are fine */
+	a = ts_archive_new();
+	add_gnu_sparse(a, "s", 30000, ext, 26, 0);
+	add_gnu_sparse(a, "t", 4000, hole3, 5, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	expect_members(tar, len, 2);
+	free(tar);
+}
+
 /*
  * Bug: typeflag NUL with a name ending in '/' from a long name, a pax path
  * or the prefix was reported as a directory (as libarchive has it) while
@@ -2225,6 +2478,128 @@ static void test_reader_nul_typeflag_slash(void **state)
 	assert_int_equal(run.rec.m[0].type, WSNAP_RAW_DIR);
 	run_release(&run);
 	free(tar);
+}
+
+/*
+ * An extension header of typeflag tf with the given body, its padding
+ * filled with pad (NULL: zeros), then a file "f" holding "hello".
+ */
+static unsigned char *ext_archive(char tf, const void *body, size_t n,
+				  const char *pad, size_t *len)
+{
+	struct ts_archive *a = ts_archive_new();
+	unsigned char h[WSNAP_TAR_BLOCK], tail[WSNAP_TAR_BLOCK];
+	size_t rest = -n & (WSNAP_TAR_BLOCK - 1);
+
+	ts_raw_header(h, tf == 'L' || tf == 'K' ? "././@LongLink" : "PaxHeader",
+		      tf, 0644, n, NULL);
+	ts_add_raw(a, h, sizeof(h));
+	ts_add_raw(a, body, n);
+	memset(tail, 0, sizeof(tail));
+	if (pad)
+		memcpy(tail, pad, strlen(pad) < rest ? strlen(pad) : rest);
+	ts_add_raw(a, tail, rest);
+	ts_add_raw_member(a, "f", '0', 0644, "hello", 5, NULL);
+	return ts_archive_finish(a, 1, len);
+}
+
+/* ext_archive is one member named name. */
+static void expect_ext_name(char tf, const void *body, size_t n,
+			    const char *name)
+{
+	unsigned char *tar;
+	struct run run;
+	size_t len;
+	int s;
+
+	tar = ext_archive(tf, body, n, NULL, &len);
+	for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+		run_bytes(&run, tar, len, (enum src)s, true);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 1);
+		assert_string_equal(run.rec.m[0].name, name);
+		assert_int_equal(run.rec.m[0].size, 5);
+		run_release(&run);
+	}
+	free(tar);
+}
+
+/*
+ * Bug (issue 12, item 2): libarchive, and so wsnap, reads exactly the
+ * size's bytes of a pax or GNU long name body; tarfile parses the whole
+ * padded blocks and GNU tar reads a long name up to its first NUL. A
+ * record in the padding ("path=../x", "size=0") or a long name without
+ * its NUL gave tarfile or GNU tar other names, sizes and hidden members
+ * while wsnap accepted the archive. Padding must be zero, a long name end
+ * in NUL within its size with only NULs after it, and a pax key must not
+ * start with a blank (GNU tar skips blanks after the length, the others
+ * keep them in the key). A regular file named with a trailing '/' is a
+ * directory to libarchive and GNU tar, a file to tarfile: refused too.
+ * What all read alike is accepted: a body filling its blocks, NULs after
+ * a long name, a key given twice (all keep the last value).
+ */
+static void test_reader_extension_bytes(void **state)
+{
+	static const char rec[] = "12 path=abc\n";
+	static const struct {
+		char tf;
+		const char *body;
+		size_t n;
+		const char *pad;
+	} bad[] = {
+		/* records and names in the padding */
+		{'x', rec, sizeof(rec) - 1, "13 path=../x\n"},
+		{'g', "13 comment=c\n", 13, "11 mtime=1\n"},
+		{'L', "safe", 4, "/../x"},
+		{'L', "safe\0", 5, "x"},
+		/* long names without their NUL, or with more after it */
+		{'L', "safe", 4, NULL},
+		{'L', "", 0, NULL},
+		{'K', "t", 1, NULL},
+		{'L', "safe\0../x", 9, NULL},
+		/* blanks before a key */
+		{'x', "13  path=abc\n", 13, NULL},
+		{'x', "13 \tpath=abc\n", 13, NULL},
+	};
+	char big[WSNAP_TAR_BLOCK], cval[486];
+	size_t i, used, len;
+	unsigned char *tar;
+	struct ts_archive *a;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		tar = ext_archive(bad[i].tf, bad[i].body, bad[i].n, bad[i].pad,
+				  &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
+	memset(big, 'n', sizeof(big));
+	tar = ext_archive('L', big, sizeof(big), NULL, &len);
+	expect_invalid(tar, len);
+	free(tar);
+	/* read alike */
+	expect_ext_name('x', rec, sizeof(rec) - 1, "abc");
+	expect_ext_name('L', "name\0\0\0", 7, "name");
+	used = 0;
+	pax_str(big, sizeof(big), &used, "path", "one");
+	pax_str(big, sizeof(big), &used, "comment", "");
+	pax_str(big, sizeof(big), &used, "path", "two");
+	expect_ext_name('x', big, used, "two");
+	/* a body that fills its block exactly: no padding at all (a
+	 * 499-byte comment record, then "13 path=full\n") */
+	used = 0;
+	memset(cval, 'c', sizeof(cval));
+	pax_record(big, sizeof(big), &used, "comment", cval, sizeof(cval));
+	pax_str(big, sizeof(big), &used, "path", "full");
+	assert_int_equal(used, sizeof(big));
+	expect_ext_name('x', big, used, "full");
+	/* regular files named like directories */
+	for (i = 0; i < 2; i++) {
+		a = ts_archive_new();
+		ts_add_raw_member(a, "d/", "07"[i], 0644, NULL, 0, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+	}
 }
 
 /*
@@ -2284,6 +2659,283 @@ static void test_reader_header_region_is_bounded(void **state)
 	free(value);
 }
 
+/* ---- resource bounds (policy.md section 5) ----------------------------- */
+
+/*
+ * Each member reports the bytes of its extension headers (ext_bytes), which
+ * the policy counts against --max-total-size: 1000 members with 500 KB pax
+ * comments spilled 500 MB under --max-total-size 0 (issue 12).
+ */
+static void test_reader_ext_bytes(void **state)
+{
+	/* GNU tar's shape: every run but the last fills whole blocks, the
+	 * last ends at the size */
+	static const uint64_t runs[][2] = {{0, 512},	{1024, 512},
+					   {2048, 512}, {3072, 512},
+					   {4096, 512}, {5120, 10}};
+	struct ts_archive *a = ts_archive_new();
+	char body[2048], comment[1500];
+	size_t used = 0, len;
+	unsigned char *tar, *sp;
+	struct run run;
+
+	memset(comment, 'c', sizeof(comment));
+	ts_add_raw_member(a, "plain", '0', 0644, "x", 1, NULL);
+	pax_record(body, sizeof(body), &used, "comment", comment,
+		   sizeof(comment));
+	add_ext(a, 'g', body, used); /* a global header counts too */
+	add_pax_member(a, "path", "p", 1, "x", '0', "y", 1, NULL);
+	add_gnu_long(a, 'L', "long-name");
+	add_gnu_long(a, 'K', "long-target");
+	ts_add_raw_member(a, "x", '2', 0777, NULL, 0, "t");
+	add_gnu_sparse(a, "gs", 5130, runs, 6, 0);
+	tar = ts_archive_finish(a, 1, &len);
+	run_bytes(&run, tar, len, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.n, 4);
+	assert_int_equal(run.rec.m[0].ext_bytes, 0);
+	/* 'g' header, its body in 3 blocks, 'x' header and body */
+	assert_int_equal(run.rec.m[1].ext_bytes, 6 * WSNAP_TAR_BLOCK);
+	/* 'L' and 'K', one block of name each */
+	assert_int_equal(run.rec.m[2].ext_bytes, 4 * WSNAP_TAR_BLOCK);
+	/* one GNU sparse extension block (runs 5 and 6) */
+	assert_int_equal(run.rec.m[3].ext_bytes, WSNAP_TAR_BLOCK);
+	run_release(&run);
+	free(tar);
+	/* a pax 1.0 sparse map leads the data area: it counts */
+	sp = pax_sparse_archive(10, &len, runs, 6, 5130);
+	run_bytes(&run, sp, len, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.rec.m[0].ext_bytes, 3 * WSNAP_TAR_BLOCK);
+	assert_int_equal(run.rec.m[1].ext_bytes, 0);
+	run_release(&run);
+	free(sp);
+}
+
+/* two_members, its end marker, then n bytes of fill. */
+static unsigned char *trailing_archive(size_t n, int fill, size_t *len)
+{
+	size_t tlen;
+	unsigned char *tar = two_members(&tlen, 1), *buf = malloc(tlen + n);
+
+	assert_non_null(buf);
+	memcpy(buf, tar, tlen);
+	memset(buf + tlen, fill, n);
+	free(tar);
+	*len = tlen + n;
+	return buf;
+}
+
+/*
+ * Work after the end marker is bounded: 3 KB of bzip2 decode to gigabytes
+ * of zeros (issue 12). At most WSNAP_READER_MAX_TRAILING_BYTES may follow
+ * the marker, plain or compressed, from a file or a pipe; one more byte and
+ * the stream is invalid (its trailer is never reached).
+ */
+static void test_reader_after_end_is_bounded(void **state)
+{
+	const size_t max = WSNAP_READER_MAX_TRAILING_BYTES;
+	const size_t end = 4 * WSNAP_TAR_BLOCK + 2 * WSNAP_TAR_BLOCK;
+	unsigned char *buf, *c;
+	size_t len, clen, f;
+	struct run run;
+	struct stat st;
+
+	/* at the bound: ignored, whatever it holds */
+	buf = trailing_archive(max, 'G', &len);
+	expect_members(buf, len, 2);
+	free(buf);
+	buf = trailing_archive(max, 0, &len);
+	expect_members(buf, len, 2);
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(buf, len, filters[f], &clen);
+		expect_members(c, clen, 2);
+		free(c);
+	}
+	/* only what the tar reader pulled is spilled (one 256 KiB chunk) */
+	run_bytes(&run, buf, len, SRC_PIPE, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_int_equal(run.res.stream_bytes, len);
+	assert_int_equal(fstat(run.res.data_fd, &st), 0);
+	assert_true((size_t)st.st_size <= end + (256u << 10));
+	run_release(&run);
+	free(buf);
+	/* one byte more */
+	buf = trailing_archive(max + 1, 0, &len);
+	expect_invalid(buf, len);
+	for (f = 0; f < NFILTERS; f++) {
+		c = ts_compress(buf, len, filters[f], &clen);
+		expect_invalid(c, clen);
+		free(c);
+	}
+	free(buf);
+	/* an input of zero blocks only is an empty archive, up to the bound */
+	buf = calloc(1, 2 * WSNAP_TAR_BLOCK + max + 1);
+	assert_non_null(buf);
+	expect_members(buf, 2 * WSNAP_TAR_BLOCK + max, 0);
+	expect_invalid(buf, 2 * WSNAP_TAR_BLOCK + max + 1);
+	free(buf);
+}
+
+/*
+ * Sets the LZMA2 dictionary size byte in the first block header of an xz
+ * stream (as ts_compress writes it: one filter) and the header's CRC32.
+ */
+static void xz_set_dict(unsigned char *c, size_t clen, unsigned char props)
+{
+	const size_t at = 12; /* after the stream header */
+	size_t hsize = ((size_t)c[at] + 1) * 4, i = at + 2;
+	unsigned char flags = c[at + 1];
+	uint32_t crc;
+
+	assert_true(clen > at + hsize);
+	assert_int_equal(flags & 0x03, 0); /* one filter */
+	/* skip the compressed and uncompressed sizes where present */
+	if (flags & 0x40)
+		while (c[i++] & 0x80)
+			;
+	if (flags & 0x80)
+		while (c[i++] & 0x80)
+			;
+	assert_int_equal(c[i], 0x21); /* LZMA2 */
+	assert_int_equal(c[i + 1], 1);
+	c[i + 2] = props;
+	crc = lzma_crc32(c + at, hsize - 4, 0);
+	c[at + hsize - 4] = (unsigned char)crc;
+	c[at + hsize - 3] = (unsigned char)(crc >> 8);
+	c[at + hsize - 2] = (unsigned char)(crc >> 16);
+	c[at + hsize - 1] = (unsigned char)(crc >> 24);
+}
+
+/*
+ * xz runs with a memory limit: a block header may declare a 4 GiB
+ * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB,
+ * issue 12). A 128 MiB dictionary (props 30) is within
+ * WSNAP_READER_XZ_MEMLIMIT, the next size (192 MiB, props 31) is not.
+ */
+static void test_reader_xz_memory_limit(void **state)
+{
+	static const unsigned char props[] = {30, 31, 39, 40};
+	unsigned char *tar, *c;
+	size_t len, clen, i;
+
+	assert_true((128u << 20) < WSNAP_READER_XZ_MEMLIMIT &&
+		    WSNAP_READER_XZ_MEMLIMIT < (192u << 20));
+	tar = two_members(&len, 1);
+	for (i = 0; i < sizeof(props); i++) {
+		c = ts_compress(tar, len, "xz", &clen);
+		xz_set_dict(c, clen, props[i]);
+		if (i == 0)
+			expect_members(c, clen, 2);
+		else
+			expect_invalid(c, clen);
+		free(c);
+	}
+	free(tar);
+}
+
+/* Two xz streams with pad zero bytes after each. */
+static unsigned char *xz_two_streams(const unsigned char *x1, size_t l1,
+				     const unsigned char *x2, size_t l2,
+				     size_t pad, size_t *len)
+{
+	unsigned char *buf = calloc(1, l1 + l2 + 2 * pad);
+
+	assert_non_null(buf);
+	memcpy(buf, x1, l1);
+	memcpy(buf + l1 + pad, x2, l2);
+	*len = l1 + l2 + 2 * pad;
+	return buf;
+}
+
+/* xz streams: concatenated ones are one stream, and stream padding is
+ * whole 4-byte words of zeros, as xz reads them (liblzma checks both). */
+static void test_reader_xz_streams(void **state)
+{
+	const size_t first = 2 * WSNAP_TAR_BLOCK; /* one member */
+	unsigned char *tar, *x1, *x2, *buf;
+	size_t len, l1, l2, blen, pad;
+	struct run run;
+
+	tar = two_members(&len, 1);
+	x1 = ts_compress(tar, first, "xz", &l1);
+	x2 = ts_compress(tar + first, len - first, "xz", &l2);
+	for (pad = 0; pad <= 8; pad++) {
+		buf = xz_two_streams(x1, l1, x2, l2, pad, &blen);
+		if (pad % 4) {
+			expect_invalid(buf, blen);
+			free(buf);
+			continue;
+		}
+		run_bytes(&run, buf, blen, SRC_PIPE, false);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 2);
+		assert_string_equal(run.res.compression, "xz");
+		assert_int_equal(run.res.stream_bytes, len);
+		assert_int_equal(run.res.input_bytes, blen);
+		run_release(&run);
+		expect_members(buf, blen, 2);
+		free(buf);
+	}
+	free(x1);
+	free(x2);
+	free(tar);
+}
+
+/* A zstd frame of raw blocks holding data[0..len), whose header asks for
+ * a window of (8 + mantissa) << (exp + 7) bytes (no checksum, no size). */
+static unsigned char *zstd_raw_frame(const void *data, size_t len, unsigned exp,
+				     unsigned mantissa, size_t *out_len)
+{
+	const size_t block = 128u << 10;
+	unsigned char *out = malloc(6 + len + 3 * (len / block + 1)), *p;
+	size_t done = 0;
+
+	assert_non_null(out);
+	memcpy(out, "\x28\xb5\x2f\xfd", 4);
+	out[4] = 0x00; /* no content size, no checksum, a window byte */
+	out[5] = (unsigned char)(exp << 3 | mantissa);
+	p = out + 6;
+	do {
+		size_t n = len - done < block ? len - done : block;
+		uint32_t h = (uint32_t)(n << 3) | (done + n == len); /* raw */
+
+		p[0] = (unsigned char)h;
+		p[1] = (unsigned char)(h >> 8);
+		p[2] = (unsigned char)(h >> 16);
+		memcpy(p + 3, (const unsigned char *)data + done, n);
+		p += 3 + n;
+		done += n;
+	} while (done < len);
+	*out_len = (size_t)(p - out);
+	return out;
+}
+
+/*
+ * zstd's window is bounded by libzstd's default limit, which libarchive
+ * keeps (WSNAP_READER_ZSTD_WINDOW_MAX, 128 MiB): a frame asking for that
+ * window is read, one asking for the next size (144 MiB) is invalid. (If
+ * a library update raised the limit, this test says so.)
+ */
+static void test_reader_zstd_window_limit(void **state)
+{
+	unsigned char *tar, *z;
+	size_t len, zlen;
+
+	assert_int_equal(WSNAP_READER_ZSTD_WINDOW_MAX, 1u << (17 + 10));
+	tar = two_members(&len, 1);
+	z = zstd_raw_frame(tar, len, 17, 0, &zlen);
+	expect_members(z, zlen, 2);
+	free(z);
+	z = zstd_raw_frame(tar, len, 17, 1, &zlen);
+	expect_invalid(z, zlen);
+	free(z);
+	z = zstd_raw_frame(tar, len, 31, 7, &zlen);
+	expect_invalid(z, zlen);
+	free(z);
+	free(tar);
+}
+
 static void test_reader_callback_error_is_returned(void **state)
 {
 	unsigned char *tar;
@@ -2334,6 +2986,7 @@ int main(void)
 		cmocka_unit_test(test_reader_sparse_all_holes),
 		cmocka_unit_test(test_reader_pax_sparse),
 		cmocka_unit_test(test_reader_sparse_bad_maps),
+		cmocka_unit_test(test_reader_sparse_gnu_tar),
 		cmocka_unit_test(test_reader_compressed_memfd_and_pipe),
 		cmocka_unit_test(test_reader_plain_pipe_spills),
 		cmocka_unit_test(test_reader_spill_in_tmpdir),
@@ -2352,6 +3005,7 @@ int main(void)
 		cmocka_unit_test(test_reader_bad_pax),
 		cmocka_unit_test(test_reader_good_pax_numbers),
 		cmocka_unit_test(test_reader_ambiguous_headers),
+		cmocka_unit_test(test_reader_size_without_data),
 		cmocka_unit_test(test_reader_repeated_extension_headers),
 		cmocka_unit_test(test_reader_two_name_sources),
 		cmocka_unit_test(test_reader_prefix_without_ustar_magic),
@@ -2362,8 +3016,14 @@ int main(void)
 		cmocka_unit_test(test_reader_old_gnu_sparse_fields),
 		cmocka_unit_test(test_reader_pax_sparse_formats),
 		cmocka_unit_test(test_reader_nul_typeflag_slash),
+		cmocka_unit_test(test_reader_extension_bytes),
 		cmocka_unit_test(test_reader_symlink_empty_target),
 		cmocka_unit_test(test_reader_header_region_is_bounded),
+		cmocka_unit_test(test_reader_ext_bytes),
+		cmocka_unit_test(test_reader_after_end_is_bounded),
+		cmocka_unit_test(test_reader_xz_memory_limit),
+		cmocka_unit_test(test_reader_xz_streams),
+		cmocka_unit_test(test_reader_zstd_window_limit),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),
 	};

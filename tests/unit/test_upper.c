@@ -13,6 +13,7 @@
  */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
@@ -104,7 +105,6 @@ static void lower_tree(const char *d)
 	ft_put_str(d, "pair/t", "one\n");
 	ft_mkdir(d, "pair2");
 	ft_put_str(d, "pair2/t", "two\n");
-	ft_put_str(d, ".wh.hidden", "fuse-overlayfs shows no .wh. name\n");
 }
 
 /* L, its archive and index, and M as its copy. */
@@ -252,14 +252,17 @@ static uint64_t check_view(struct scene *s, const char *want)
 	struct wsnap_diff_side bu, bm;
 	struct changes cu, cm;
 	enum wsnap_status ru, rm;
+	const char *declined;
 	int ufd = open(s->u, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int mfd = wsnap_tree_open(s->m, &em);
 
 	assert_true(ufd >= 0 && mfd >= 0);
 	wsnap_error_clear(&eu);
 	wsnap_error_clear(&em);
-	ru = wsnap_upper_new(&view, s->idx, ufd, s->fmt, s->m, "archive", &s->p,
-			     &eu);
+	/* M is also the workspace where fuse-overlayfs' names are looked up */
+	ru = wsnap_upper_new(&view, s->idx, ufd, mfd, s->fmt, s->m, "archive",
+			     &s->p, &declined, &eu);
+	assert_null(declined);
 	rm = wsnap_tree_index(mfd, s->m, &s->p, &mi, &em);
 	assert_int_equal(ru, rm);
 	if (ru != WSNAP_OK) {
@@ -290,6 +293,31 @@ static uint64_t check_view(struct scene *s, const char *want)
 	close(ufd);
 	close(mfd);
 	return su.files_read;
+}
+
+/*
+ * The view declines, saying why, where the layers cannot tell what
+ * fuse-overlayfs shows. M is the workspace as it shows it (with_ws), or
+ * there is no workspace to look names up in.
+ */
+static void check_declined(struct scene *s, bool with_ws, const char *why)
+{
+	struct wsnap_upper *view = NULL;
+	struct wsnap_error err;
+	const char *declined = NULL;
+	int ufd = open(s->u, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int mfd = open(s->m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	assert_true(ufd >= 0 && mfd >= 0);
+	assert_int_equal(wsnap_upper_new(&view, s->idx, ufd, with_ws ? mfd : -1,
+					 s->fmt, s->m, "archive", &s->p,
+					 &declined, &err),
+			 WSNAP_OK);
+	assert_null(view);
+	assert_non_null(declined);
+	assert_string_equal(declined, why);
+	close(ufd);
+	close(mfd);
 }
 
 /* ---- the tests ---- */
@@ -323,10 +351,7 @@ static void test_upper_files(void **state)
 	ft_put_str(s->u, "new/n", "n\n");
 	ft_mkdir(s->m, "new");
 	ft_put_str(s->m, "new/n", "n\n");
-	/* fuse-overlayfs shows no '.wh.' name of the lower layer */
-	ft_rm(s->m, ".wh.hidden");
-	read = check_view(s, "D .wh.hidden\nA new\nA new/n\nM run.sh\n"
-			     "M src/main.c\n");
+	read = check_view(s, "A new\nA new/n\nM run.sh\nM src/main.c\n");
 	/* main.c and same.c (equal sizes); nothing untouched */
 	assert_int_equal(read, 2);
 }
@@ -368,8 +393,6 @@ static void deletions(struct scene *s)
 	"D src/lib\nD src/lib/same.c\nD src/lib/util.c\nD src/main.c\n"        \
 	"A src/only\n"
 static const char deletions_want[] = DELETIONS_WANT;
-/* and the lower '.wh.hidden' that fuse-overlayfs does not show */
-static const char fuse_deletions_want[] = "D .wh.hidden\n" DELETIONS_WANT;
 
 /* Whiteouts and opaque directories, fuse-overlayfs' way ('.wh.' names,
  * '.wh..wh..opq', user.fuseoverlayfs.opaque). */
@@ -378,9 +401,8 @@ static void test_upper_fuse_deletions(void **state)
 	struct scene *s = *state;
 
 	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
-	ft_rm(s->m, ".wh.hidden");
 	deletions(s);
-	check_view(s, fuse_deletions_want);
+	check_view(s, deletions_want);
 }
 
 /* The same with the kernel's markers (character devices 0/0, trusted.*). */
@@ -440,6 +462,85 @@ static void test_upper_kernel_redirects(void **state)
 		      "A src/moved/sub2/b\n");
 }
 
+/*
+ * Issue 12 item 6: an archive's own '.wh.' names. fuse-overlayfs takes
+ * them for markers ('.wh.foo' hid foo, '.wh.dir' hid dir, a bare '.wh.'
+ * emptied the root), and the view hid the names alone: the fast diff said
+ * other than the full one. With fuse-overlayfs the view declines (hydrate
+ * refuses such an archive for it); the kernel's overlayfs shows them as
+ * they are, and so does the view.
+ */
+static void test_upper_archive_wh_names(void **state)
+{
+	struct scene *s = *state;
+	const struct wsnap_node *n;
+
+	ft_put_str(s->l, ".wh.README", "not a whiteout\n");
+	ft_mkdir(s->l, ".wh.dir");
+	ft_put_str(s->l, ".wh.dir/x", "x\n");
+	ft_put_str(s->l, ".wh..wh..opq", "not opaque\n");
+	ft_put_str(s->l, ".wh.", "bare\n");
+	ft_put_str(s->l, "x.wh.y", "no prefix\n");
+	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
+	n = wsnap_upper_fuse_hidden(s->idx);
+	assert_non_null(n);
+	assert_string_equal(n->path, ".wh.");
+	check_declined(s, true, "a '.wh.' name in the archive");
+	s->fmt = WSNAP_UPPER_OVERLAYFS;
+	check_view(s, "");
+	/* and changed over them in the workspace */
+	ft_put_str(s->u, ".wh.README", "changed\n");
+	ft_put_str(s->m, ".wh.README", "changed\n");
+	ft_put_str(s->u, ".wh.new", "new\n");
+	ft_put_str(s->m, ".wh.new", "new\n");
+	check_view(s, "M .wh.README\nA .wh.new\n");
+}
+
+/* No such name in the archive: nothing to refuse. */
+static void test_upper_fuse_hidden_none(void **state)
+{
+	struct scene *s = *state;
+
+	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
+	assert_null(wsnap_upper_fuse_hidden(s->idx));
+}
+
+/*
+ * '.wh.' names of a fuse-overlayfs upper directory that are not the
+ * markers it reads them as: a file the user renamed to '.wh.moved' (the
+ * workspace shows it), a whiteout beside the entry it names, a bare
+ * '.wh.', a whiteout whose name the workspace still shows, and any of
+ * them with no workspace to look in. Each declines.
+ */
+static void test_upper_fuse_wh_names_in_upper(void **state)
+{
+	struct scene *s = *state;
+
+	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
+	ft_put_str(s->u, ".wh.moved", "renamed\n");
+	ft_put_str(s->m, ".wh.moved", "renamed\n");
+	check_declined(s, true, "a '.wh.' name the workspace shows as it is");
+	ft_rm(s->u, ".wh.moved");
+	ft_rm(s->m, ".wh.moved");
+
+	u_whiteout(s, "README");
+	ft_put_str(s->u, "README", "beside\n");
+	check_declined(s, true, "a whiteout beside what it names");
+	ft_rm(s->u, "README");
+	ft_rm(s->u, ".wh.README");
+
+	ft_put_str(s->u, ".wh.", "");
+	check_declined(s, true, "a bare '.wh.' in the upper directory");
+	ft_rm(s->u, ".wh.");
+
+	ft_mkdir(s->u, "old");
+	u_whiteout(s, "old/a");
+	check_declined(s, true, "a '.wh.' name the workspace shows as it is");
+	ft_rm(s->m, "old/a");
+	check_declined(s, false, "a '.wh.' name the workspace shows as it is");
+	check_view(s, "D old/a\n");
+}
+
 /* The policy holds on the view as on the walker's tree: an escaping
  * symlink, and --skip. */
 static void test_upper_policy(void **state)
@@ -447,7 +548,6 @@ static void test_upper_policy(void **state)
 	struct scene *s = *state;
 
 	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
-	ft_rm(s->m, ".wh.hidden");
 	ft_symlink(s->u, "escape", "../../etc/passwd");
 	ft_symlink(s->m, "escape", "../../etc/passwd");
 	check_view(s, "symlink target escapes archive root: ../../etc/passwd");
@@ -460,13 +560,12 @@ static void test_upper_skip(void **state)
 
 	assert_int_equal(wsnap_policy_add_skip(&s->p, "old", &err), WSNAP_OK);
 	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
-	ft_rm(s->m, ".wh.hidden");
 	ft_mkdir(s->u, "old");
 	ft_put_str(s->u, "old/skipped", "s\n");
 	ft_put_str(s->m, "old/skipped", "s\n");
 	ft_put_str(s->u, "kept", "k\n");
 	ft_put_str(s->m, "kept", "k\n");
-	check_view(s, "D .wh.hidden\nA kept\n");
+	check_view(s, "A kept\n");
 }
 
 /*
@@ -480,7 +579,6 @@ static void big_dir(struct scene *s, bool skip)
 	int i;
 
 	scene_begin(s, WSNAP_UPPER_FUSE_OVERLAYFS);
-	ft_rm(s->m, ".wh.hidden");
 	s->p.max_members = 30;
 	ft_mkdir(s->u, "big");
 	ft_mkdir(s->m, "big");
@@ -524,6 +622,13 @@ int main(void)
 						scene_setup, scene_teardown),
 		cmocka_unit_test_setup_teardown(test_upper_kernel_deletions,
 						scene_setup, scene_teardown),
+		cmocka_unit_test_setup_teardown(test_upper_archive_wh_names,
+						scene_setup, scene_teardown),
+		cmocka_unit_test_setup_teardown(test_upper_fuse_hidden_none,
+						scene_setup, scene_teardown),
+		cmocka_unit_test_setup_teardown(
+			test_upper_fuse_wh_names_in_upper, scene_setup,
+			scene_teardown),
 		cmocka_unit_test_setup_teardown(test_upper_kernel_redirects,
 						scene_setup, scene_teardown),
 		cmocka_unit_test_setup_teardown(test_upper_policy, scene_setup,

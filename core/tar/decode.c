@@ -1,0 +1,418 @@
+/*
+ * The decompressors of the piped layout (tar_private.h, "decode.c"): how
+ * the input becomes the decoded tar stream that input.c hands to the tar
+ * parser. Two decoders behind one interface:
+ *  - xz: liblzma, run here, because libarchive's xz filter gives liblzma
+ *    no memory limit (a block header may declare a 4 GiB dictionary). The
+ *    decoder has WSNAP_READER_XZ_MEMLIMIT; beyond it, and for any corrupt
+ *    stream or check, the stream is invalid. LZMA_CONCATENATED: several
+ *    streams and the stream padding between and after them are one
+ *    stream, which liblzma reads to the end of the input;
+ *  - everything else: an "outer" libarchive reader (gzip, bzip2, zstd and
+ *    lz4 filters, then the raw format; "none" for a plain pipe). zstd runs
+ *    with libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
+ *    libarchive does not check the gzip trailer, so its CRC-32 and length
+ *    are checked here, and only zero padding may follow the stream.
+ * The first chunk of input is read before either is chosen (the xz magic
+ * is looked for in it); libarchive's read callback hands that chunk over
+ * first.
+ *
+ * Invariants:
+ *  - the input is read in chunks into the reader's two alternating client
+ *    buffers, so the bytes just past the end of a compressed stream (its
+ *    trailer, and what follows it) are still at hand when it ends;
+ *  - decoded bytes reach the reader only through wsnap_decoder_next, which
+ *    counts them (stream_bytes) and feeds the gzip CRC-32;
+ *  - an I/O error is recorded once (wsnap_reader_io); a stream error sets
+ *    nothing, so wsnap_reader_fail reports it as an invalid stream.
+ */
+#include "tar_private.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <lzma.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes per read of a compressed input; decoded bytes per xz step. */
+#define RD_OUTER_CHUNK (256u << 10)
+#define RD_XZ_OUT      (256u << 10)
+
+/* The magic bytes of an xz stream. */
+static const unsigned char rd_xz_magic[] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
+
+/* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
+struct wsnap_reader_crc {
+	uint32_t t[8][256];
+	uint32_t crc;
+};
+
+/* The xz decoder. */
+struct wsnap_xz {
+	lzma_stream s;
+	unsigned char out[RD_XZ_OUT];
+	bool in_eof; /* the input has ended */
+};
+
+static void rd_crc_init(struct wsnap_reader_crc *c)
+{
+	uint32_t n, k, v;
+
+	for (n = 0; n < 256; n++) {
+		v = n;
+		for (k = 0; k < 8; k++)
+			v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
+		c->t[0][n] = v;
+	}
+	for (n = 0; n < 256; n++)
+		for (k = 1; k < 8; k++)
+			c->t[k][n] = c->t[0][c->t[k - 1][n] & 0xff] ^
+				     (c->t[k - 1][n] >> 8);
+	c->crc = 0xffffffffu;
+}
+
+static uint32_t rd_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static void rd_crc_update(struct wsnap_reader_crc *c, const unsigned char *p,
+			  size_t n)
+{
+	uint32_t v = c->crc;
+
+	for (; n >= 8; p += 8, n -= 8) {
+		uint32_t a = rd_le32(p) ^ v, b = rd_le32(p + 4);
+
+		v = c->t[7][a & 0xff] ^ c->t[6][(a >> 8) & 0xff] ^
+		    c->t[5][(a >> 16) & 0xff] ^ c->t[4][a >> 24] ^
+		    c->t[3][b & 0xff] ^ c->t[2][(b >> 8) & 0xff] ^
+		    c->t[1][(b >> 16) & 0xff] ^ c->t[0][b >> 24];
+	}
+	while (n--)
+		v = c->t[0][(v ^ *p++) & 0xff] ^ (v >> 8);
+	c->crc = v;
+}
+
+/* The next chunk of input into the other client buffer, which becomes the
+ * current one; NULL on an I/O error (recorded). */
+static struct wsnap_reader_outbuf *rd_input_chunk(struct wsnap_reader *r)
+{
+	struct wsnap_reader_outbuf *b;
+	ssize_t n;
+
+	r->ocur ^= 1;
+	b = &r->obuf[r->ocur];
+	if (!b->data) {
+		b->data = malloc(RD_OUTER_CHUNK);
+		if (!b->data) {
+			wsnap_reader_io(r, ENOMEM, "out of memory");
+			return NULL;
+		}
+	}
+	b->off = r->in_pos;
+	n = wsnap_reader_input_read(r, b->data, RD_OUTER_CHUNK);
+	b->len = n > 0 ? (size_t)n : 0;
+	return n < 0 ? NULL : b;
+}
+
+/* The outer reader's read callback: the chunk read before the decoder was
+ * chosen, then chunk after chunk. */
+static la_ssize_t rd_outer_read(struct archive *a, void *ctx, const void **buf)
+{
+	struct wsnap_reader *r = ctx;
+	struct wsnap_reader_outbuf *b = &r->obuf[r->ocur];
+
+	if (r->dec.peeked)
+		r->dec.peeked = false;
+	else if (!(b = rd_input_chunk(r)))
+		return ARCHIVE_FATAL;
+	*buf = b->data;
+	return (la_ssize_t)b->len;
+}
+
+static const char *rd_filter_name(int code)
+{
+	switch (code) {
+	case ARCHIVE_FILTER_NONE:
+		return "none";
+	case ARCHIVE_FILTER_GZIP:
+		return "gzip";
+	case ARCHIVE_FILTER_BZIP2:
+		return "bzip2";
+	case ARCHIVE_FILTER_ZSTD:
+		return "zstd";
+	case ARCHIVE_FILTER_LZ4:
+		return "lz4";
+	default:
+		return NULL;
+	}
+}
+
+/*
+ * The outer reader: the decompressors policy.md names but xz (no external
+ * programs), then the raw format; more than one layer of compression is
+ * not a tar stream.
+ */
+static enum wsnap_status rd_outer_open(struct wsnap_reader *r)
+{
+	struct archive_entry *e;
+	struct archive *a = archive_read_new();
+
+	r->dec.outer = a;
+	if (!a)
+		return wsnap_reader_io(r, ENOMEM, "out of memory");
+	if (archive_read_support_filter_gzip(a) != ARCHIVE_OK ||
+	    archive_read_support_filter_bzip2(a) != ARCHIVE_OK ||
+	    archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
+	    archive_read_support_filter_lz4(a) != ARCHIVE_OK ||
+	    archive_read_support_format_raw(a) != ARCHIVE_OK ||
+	    archive_read_set_read_callback(a, rd_outer_read) != ARCHIVE_OK ||
+	    archive_read_set_callback_data(a, r) != ARCHIVE_OK)
+		return wsnap_reader_io(r, 0, "cannot set up decompression");
+	if (archive_read_open1(a) != ARCHIVE_OK)
+		return wsnap_reader_fail(r); /* also an empty input */
+	if (archive_filter_count(a) > 2)
+		return wsnap_error_stream(r->err);
+	r->dec.compression = rd_filter_name(archive_filter_code(a, 0));
+	if (!r->dec.compression)
+		return wsnap_error_stream(r->err);
+	if (archive_read_next_header(a, &e) != ARCHIVE_OK)
+		return wsnap_reader_fail(r);
+	if (strcmp(r->dec.compression, "gzip") == 0) {
+		r->dec.crc = malloc(sizeof(*r->dec.crc));
+		if (!r->dec.crc)
+			return wsnap_reader_io(r, ENOMEM, "out of memory");
+		rd_crc_init(r->dec.crc);
+	}
+	return WSNAP_OK;
+}
+
+static enum wsnap_status rd_xz_open(struct wsnap_reader *r,
+				    const struct wsnap_reader_outbuf *first)
+{
+	static const lzma_stream init = LZMA_STREAM_INIT;
+	struct wsnap_xz *x = malloc(sizeof(*x));
+	lzma_ret ret;
+
+	r->dec.xz = x;
+	if (!x)
+		return wsnap_reader_io(r, ENOMEM, "out of memory");
+	x->s = init;
+	x->in_eof = false;
+	/* an unknown check type is not a check that was verified */
+	ret = lzma_stream_decoder(&x->s, WSNAP_READER_XZ_MEMLIMIT,
+				  LZMA_CONCATENATED |
+					  LZMA_TELL_UNSUPPORTED_CHECK);
+	if (ret != LZMA_OK) {
+		free(x);
+		r->dec.xz = NULL;
+		return wsnap_reader_io(r, ret == LZMA_MEM_ERROR ? ENOMEM : 0,
+				       "cannot set up decompression");
+	}
+	x->s.next_in = first->data;
+	x->s.avail_in = first->len;
+	r->dec.compression = "xz";
+	return WSNAP_OK;
+}
+
+enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
+				     const char **compression)
+{
+	const struct wsnap_reader_outbuf *first = rd_input_chunk(r);
+	enum wsnap_status st;
+
+	if (!first)
+		return WSNAP_IO;
+	if (first->len >= sizeof(rd_xz_magic) &&
+	    memcmp(first->data, rd_xz_magic, sizeof(rd_xz_magic)) == 0) {
+		st = rd_xz_open(r, first);
+	} else {
+		r->dec.peeked = true;
+		st = rd_outer_open(r);
+	}
+	if (st == WSNAP_OK)
+		*compression = r->dec.compression;
+	return st;
+}
+
+/* xz: the next decoded bytes into pend; false on an error. */
+static bool rd_xz_next(struct wsnap_reader *r)
+{
+	struct wsnap_xz *x = r->dec.xz;
+	lzma_ret ret = LZMA_OK;
+
+	x->s.next_out = x->out;
+	x->s.avail_out = sizeof(x->out);
+	while (x->s.avail_out == sizeof(x->out)) {
+		if (!x->s.avail_in && !x->in_eof) {
+			const struct wsnap_reader_outbuf *b = rd_input_chunk(r);
+
+			if (!b)
+				return false;
+			x->s.next_in = b->data;
+			x->s.avail_in = b->len;
+			x->in_eof = b->len == 0;
+		}
+		ret = lzma_code(&x->s, x->in_eof ? LZMA_FINISH : LZMA_RUN);
+		if (ret != LZMA_OK)
+			break;
+	}
+	if (ret == LZMA_MEM_ERROR) {
+		wsnap_reader_io(r, ENOMEM, "out of memory");
+		return false;
+	}
+	/* LZMA_MEMLIMIT_ERROR, a corrupt or truncated stream, a bad or an
+	 * unknown check, input after the streams that is no padding */
+	if (ret != LZMA_OK && ret != LZMA_STREAM_END)
+		return false;
+	r->dec.eof = ret == LZMA_STREAM_END;
+	r->pend = x->out;
+	r->pend_len = sizeof(x->out) - x->s.avail_out;
+	return true;
+}
+
+bool wsnap_decoder_next(struct wsnap_reader *r)
+{
+	const void *p;
+	size_t len;
+	la_int64_t off;
+	int ret;
+
+	while (!r->pend_len && !r->dec.eof) {
+		if (r->dec.xz) {
+			if (!rd_xz_next(r))
+				return false;
+		} else {
+			ret = archive_read_data_block(r->dec.outer, &p, &len,
+						      &off);
+			if (ret == ARCHIVE_EOF) {
+				r->dec.eof = true;
+				break;
+			}
+			if (ret != ARCHIVE_OK)
+				return false;
+			r->pend = p;
+			r->pend_len = len;
+		}
+		r->stream_bytes += r->pend_len;
+		if (r->dec.crc)
+			rd_crc_update(r->dec.crc, r->pend, r->pend_len);
+	}
+	return true;
+}
+
+/* Copies input bytes [off, off + n) from the client buffers, or from the
+ * file; false if they are not at hand. */
+static bool rd_input_at(struct wsnap_reader *r, uint64_t off,
+			unsigned char *out, size_t n)
+{
+	size_t i, got = 0;
+
+	for (i = 0; i < 2 && got < n; i++) {
+		int k = r->ocur ^ 1 ^ (int)i; /* older buffer first */
+		const struct wsnap_reader_outbuf *b = &r->obuf[k];
+		uint64_t at = off + got;
+
+		if (b->len && at >= b->off && at < b->off + b->len) {
+			size_t c = (size_t)(b->off + b->len - at);
+
+			if (c > n - got)
+				c = n - got;
+			memcpy(out + got, b->data + (at - b->off), c);
+			got += c;
+		}
+	}
+	if (got == n)
+		return true;
+	if (!r->regular)
+		return false;
+	while (got < n) {
+		ssize_t m =
+			pread(r->fd, out + got, n - got, (off_t)(off + got));
+
+		if (m < 0 && errno == EINTR)
+			continue;
+		if (m < 0) {
+			wsnap_reader_io(r, errno, "cannot read archive");
+			return false;
+		}
+		if (m == 0)
+			return false;
+		got += (size_t)m;
+	}
+	return true;
+}
+
+/*
+ * gzip ends with the CRC-32 and the length (mod 2^32) of what it decoded;
+ * libarchive skips both unchecked. A stream of several gzip members does
+ * not match the last member's trailer and is refused with the rest.
+ */
+static bool rd_gzip_trailer_ok(struct wsnap_reader *r, uint64_t used)
+{
+	unsigned char t[8];
+
+	if (used < 8 || !rd_input_at(r, used - 8, t, sizeof(t)))
+		return false;
+	return rd_le32(t) == (r->dec.crc->crc ^ 0xffffffffu) &&
+	       rd_le32(t + 4) == (uint32_t)r->stream_bytes;
+}
+
+/*
+ * After the decoded stream ended: only zero padding may follow a stream
+ * libarchive decoded (liblzma checks xz's own padding), and the gzip
+ * trailer must match.
+ */
+enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
+{
+	int64_t used;
+	int i;
+
+	if (r->dec.xz || strcmp(r->dec.compression, "none") == 0)
+		return WSNAP_OK;
+	/* bytes the decompressor took from the input */
+	used = archive_filter_bytes(r->dec.outer, -1);
+	if (used < 0 || (uint64_t)used > r->in_pos)
+		return wsnap_error_stream(r->err);
+	for (i = 0; i < 2; i++) {
+		const struct wsnap_reader_outbuf *b = &r->obuf[i];
+		uint64_t from =
+			(uint64_t)used > b->off ? (uint64_t)used : b->off;
+
+		if (b->len && from < b->off + b->len &&
+		    !wsnap_tar_all_zero(b->data + (from - b->off),
+					(size_t)(b->off + b->len - from)))
+			return wsnap_error_stream(r->err);
+	}
+	if ((uint64_t)used < r->obuf[0].off && (uint64_t)used < r->obuf[1].off)
+		return wsnap_error_stream(r->err); /* cannot check: refuse */
+	if (r->dec.crc && !rd_gzip_trailer_ok(r, (uint64_t)used))
+		return r->io_failed ? WSNAP_IO : wsnap_error_stream(r->err);
+	for (;;) {
+		const struct wsnap_reader_outbuf *b = rd_input_chunk(r);
+
+		if (!b)
+			return WSNAP_IO;
+		if (b->len == 0)
+			return WSNAP_OK;
+		if (!wsnap_tar_all_zero(b->data, b->len))
+			return wsnap_error_stream(r->err);
+	}
+}
+
+void wsnap_decoder_release(struct wsnap_reader *r)
+{
+	if (r->dec.outer)
+		archive_read_free(r->dec.outer);
+	r->dec.outer = NULL;
+	if (r->dec.xz)
+		lzma_end(&r->dec.xz->s);
+	free(r->dec.xz);
+	r->dec.xz = NULL;
+	free(r->dec.crc);
+	r->dec.crc = NULL;
+}
