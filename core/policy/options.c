@@ -9,6 +9,7 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,7 @@ void wsnap_policy_init(struct wsnap_policy *p)
 	p->max_file_size = WSNAP_DEFAULT_MAX_FILE_SIZE;
 	p->max_path_length = WSNAP_DEFAULT_MAX_PATH_LENGTH;
 	p->max_depth = WSNAP_DEFAULT_MAX_DEPTH;
+	p->max_index_size = WSNAP_DEFAULT_MAX_INDEX_SIZE;
 }
 
 static void pathlist_release(struct wsnap_pathlist *l)
@@ -224,6 +226,7 @@ enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
 	dst->max_file_size = src->max_file_size;
 	dst->max_path_length = src->max_path_length;
 	dst->max_depth = src->max_depth;
+	dst->max_index_size = src->max_index_size;
 	st = pathlist_copy(&dst->skip, "--skip", &src->skip, err);
 	if (st == WSNAP_OK)
 		st = pathlist_copy(&dst->reject_path, "--reject-path",
@@ -281,6 +284,13 @@ static void enc_list(struct enc *e, const struct wsnap_pathlist *l)
 		enc_str(e, l->items[i]);
 }
 
+/* Every field is encoded: one added after max_index_size trips this, so
+ * that it is added below too (else cached indexes would ignore it). */
+_Static_assert(offsetof(struct wsnap_policy, max_index_size) +
+			       sizeof(uint64_t) ==
+		       sizeof(struct wsnap_policy),
+	       "a new policy field must be in wsnap_policy_encode");
+
 size_t wsnap_policy_encode(const struct wsnap_policy *p, unsigned char *buf,
 			   size_t cap)
 {
@@ -293,6 +303,7 @@ size_t wsnap_policy_encode(const struct wsnap_policy *p, unsigned char *buf,
 	enc_u64(&e, p->max_file_size);
 	enc_u64(&e, p->max_path_length);
 	enc_u64(&e, p->max_depth);
+	enc_u64(&e, p->max_index_size);
 	enc_list(&e, &p->skip);
 	enc_list(&e, &p->reject_path);
 	enc_list(&e, &p->reject_symlink);
