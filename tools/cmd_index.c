@@ -1,11 +1,12 @@
 /*
- * wsnap index [POLICY] [--json] [-v] ARCHIVE [-o FILE]
+ * wsnap index [OPTIONS] [POLICY] ARCHIVE [-o FILE]
  *
  * Validates ARCHIVE and keeps the result: in the index cache (the entry
  * every later command under the same policy uses), or with -o in the
  * sidecar FILE, written atomically (temporary file beside it + rename),
  * for publishing beside the archive ('--index FILE' reads it, as untrusted
- * input). Prints nothing on success unless --json.
+ * input). Prints nothing on success unless --json (its outcome record,
+ * doc/json.md).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,22 +22,19 @@
 #include "opts.h"
 
 struct index_args {
+	struct wsnap_common common;
 	struct wsnap_policy policy;
 	const char *output;
-	bool json;
-	bool verbose;
 };
 
 #define T struct index_args
 /* clang-format off */
 static const struct wsnap_option index_options[] = {
-	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_STRING('o', "output", "FILE", T, output,
 			 "write a sidecar FILE (with digests of the data) "
 			 "instead of the cache entry"),
-	WSNAP_OPT_JSON(T, json, "print {\"ok\":true} on success"),
-	WSNAP_OPT_BOOL('v', "verbose", T, verbose,
-		       "say on standard error what the cache did"),
+	WSNAP_OPT_COMMON(T, common),
+	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_END(),
 };
 
@@ -113,6 +111,7 @@ int wsnap_cmd_index(int argc, char **argv)
 	rc = wsnap_options_parse(&index_usage, &a, &argc, argv);
 	if (rc != WSNAP_OPTIONS_RUN)
 		goto out;
+	wsnap_common_apply(&a.common);
 	if (argc != 1) {
 		rc = wsnap_usage_error("index", argc ? "too many arguments"
 						     : "missing ARCHIVE");
@@ -122,18 +121,23 @@ int wsnap_cmd_index(int argc, char **argv)
 		rc = wsnap_usage_error("index", "empty FILE");
 		goto out;
 	}
-	lo.verbose = a.verbose;
+	lo.verbose = a.common.verbose;
 	if (a.output)
 		st = write_sidecar(argv[0], a.output, &a.policy, &err);
 	else
 		st = wsnap_cache_index(argv[0], &a.policy, &lo, &err);
 	if (st != WSNAP_OK) {
-		rc = wsnap_report(&err, a.json);
+		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	if (a.json) {
+	if (a.common.json) {
 		wsnap_json_begin(&j, stdout);
 		wsnap_json_bool(&j, "ok", true);
+		wsnap_json_cstring(&j, "archive", argv[0]);
+		wsnap_json_cstring(&j, "stored",
+				   a.output ? "sidecar" : "cache");
+		if (a.output)
+			wsnap_json_cstring(&j, "output", a.output);
 		wsnap_json_end(&j);
 	}
 	rc = wsnap_out_finish(stdout, "standard output");
