@@ -285,4 +285,16 @@ expect_rc 2 "$W" check --index "$work/s.wsnapidx" - <"$work/s.tar"
 expect_rc 2 "$W" index - <"$work/s.tar"
 expect_rc 2 "$W" index -o "$work/x.wsnapidx" - <"$work/s.tar"
 
+# --json: the outcome record (doc/json.md), and -q keeps stderr empty
+expect_rc 0 "$W" index --json -q "$work/s.tar" >"$work/j.out"
+[ -s "$work/stderr" ] && fail "index -q wrote: $(cat "$work/stderr")"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o == {"ok": True, "archive": sys.argv[2], "stored": "cache"}, o' \
+	"$work/j.out" "$work/s.tar" || fail "index --json: $(cat "$work/j.out")"
+expect_rc 0 "$W" index --json "$work/s.tar" -o "$work/j.wsnapidx" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o == {"ok": True, "archive": sys.argv[2], "stored": "sidecar", "output": sys.argv[3]}, o' \
+	"$work/j.out" "$work/s.tar" "$work/j.wsnapidx" || fail "index -o --json: $(cat "$work/j.out")"
+expect_rc 3 "$W" index --json "$work/bad.tar" >"$work/j.out"
+python3 -c 'import json,sys; o=json.load(open(sys.argv[1])); assert o["ok"] is False and o["error"] == "rejected", o' \
+	"$work/j.out" || fail "index --json rejection: $(cat "$work/j.out")"
+
 echo "e2e_index: ok"
