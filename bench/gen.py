@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Deterministic synthetic workspaces for bench/run.sh.
 
 Every tree is a pure function of its parameters (content, modes and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Timing helper for bench/run.sh: runs one command once and reports.
 
   measure.py [--timeout S] [--ok CODES] [--stdout FILE] -- CMD ARGS...

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The Python tarfile peer of bench/run.sh.
 
   pytar.py list ARCHIVE          read every member header (tarfile.getmembers)

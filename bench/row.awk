@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # One Markdown table row for bench/run.sh (tbl_end), and when the row has a
 # target a second line "TARGET<tab>MEASURED<tab>MET" for the summary.
 # Variables: label, st

@@ -1,4 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Over 800 lines: one script runs every table side by side with the peers,
+# interleaved, so that all rows of a run share one machine state.
 # wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
 # archivemount, side by side in one run, on synthetic snapshots.
 #

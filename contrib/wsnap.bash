@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # bash completion for wsnap(1)                             -*- shell-script -*-
 #
 # Subcommands come from 'wsnap --help', each subcommand's options from

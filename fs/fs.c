@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The filesystem's answers (fs.h): pure functions of the index and the
  * request. No reply is sent here; ll.c does that.

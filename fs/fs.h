@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The wsnap FUSE filesystem: a validated, immutable index (core/index/index.h)
  * served read-only through the libfuse3 (3.14) lowlevel API.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the files of fs/ only. */
 #ifndef WSNAP_FS_PRIVATE_H
 #define WSNAP_FS_PRIVATE_H

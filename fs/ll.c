@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The lowlevel handlers: each asks one wsnap_fs_do_*() (fs.c) and then
  * calls exactly one fuse_reply_* (forget: fuse_reply_none). Write

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The session's life (fs.h, wsnap_fs_serve): signal handlers, mount,
  * fuse_daemonize (libfuse 3.14: after mounting), the multi-threaded loop,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by the libFuzzer targets: see fuzz_common.h. */
 #include "fuzz_common.h"
 
@@ -7,6 +8,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "array.h"
 
 #define FUZZ_PIPE_SIZE (1 << 20)
 
@@ -45,7 +47,7 @@ const char *const fuzz_paths[] = {
 	"same",
 	"evil",
 };
-const size_t fuzz_npaths = sizeof(fuzz_paths) / sizeof(fuzz_paths[0]);
+const size_t fuzz_npaths = ARRAY_SIZE(fuzz_paths);
 
 static const char *const fuzz_reasons[] = {
 	"archive root symlink",
@@ -178,12 +180,10 @@ bool fuzz_known_reason(const char *reason)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(fuzz_reasons) / sizeof(fuzz_reasons[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fuzz_reasons); i++)
 		if (strcmp(reason, fuzz_reasons[i]) == 0)
 			return true;
-	for (i = 0;
-	     i < sizeof(fuzz_reason_prefixes) / sizeof(fuzz_reason_prefixes[0]);
-	     i++)
+	for (i = 0; i < ARRAY_SIZE(fuzz_reason_prefixes); i++)
 		if (strncmp(reason, fuzz_reason_prefixes[i],
 			    strlen(fuzz_reason_prefixes[i])) == 0)
 			return true;

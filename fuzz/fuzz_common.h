@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared by the libFuzzer targets: the input layout, the options it
  * selects, and descriptors holding the input.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: arbitrary bytes -> index -> wsnap_export_run into a
  * scratch destination; afterwards nothing outside the destination may exist

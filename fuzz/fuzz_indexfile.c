@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target: mutated index files -> the loaders of cache entries
  * (wsnap_indexfile_load) and sidecars (wsnap_sidecar_read, _index).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generates the seed corpus of the fuzzers: fuzz/corpus/seed/.
 
     python3 fuzz/make_corpus.py [OUTDIR]

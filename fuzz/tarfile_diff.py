@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Differential check: wsnap against Python's tarfile (the reference's
 reader) and GNU tar over fuzz corpora.
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The diff engine (diff.h) and its two kinds of side.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Comparing two snapshots (cli.md 'wsnap diff').
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Safe export (policy.md section 7): the entry point and the three passes.
  * See export.h for the invariants and the attacks they block, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Safe export: writes a validated index to a directory (policy.md section 7).
  *

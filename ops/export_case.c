@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Destinations that fold case (policy.md 7.7): an archive is written onto
  * a case-folding or normalization-insensitive directory only where that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Regular files of the export (policy.md 7.5, 7.8): creating one, copying
  * a member's data into it, then its mode and mtime.

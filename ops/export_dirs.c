@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The parent cache of the export (policy.md 7.2, 7.3): how every directory
  * under the destination root is reached, and how room is made for a leaf.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A destination that does not exist yet (policy.md 7.9), and removing a
  * tree (its cleanup on failure; tests use it too).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Pass 1's regular files written on several threads (policy.md 7.2, 7.5).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Shared by the files of the export (ops/export*.c) only; export.h is the
  * public API and states the invariants all of them keep.

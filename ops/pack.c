@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * pack: a directory into a deterministic pax tar (pack.h).
  *
@@ -18,6 +19,7 @@
  *    read-ahead ring, whatever the file sizes.
  */
 #include "pack.h"
+#include "pack_private.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -36,33 +38,9 @@
 #include "grow.h"
 #include "index.h"
 #include "tree.h"
+#include "array.h"
 
 #define PACK_BUF (256u << 10)
-
-struct plan_entry {
-	const char *path; /* rel path, "" for the root; set by plan_build */
-	const char *target;
-	size_t path_off;
-	size_t target_off;
-	size_t path_len;
-	uint64_t size;
-	int64_t mtime_sec;
-	uint32_t mtime_nsec;
-	uint16_t mode;
-	uint8_t type; /* enum wsnap_raw_type */
-};
-
-struct plan {
-	const char *label;
-	struct wsnap_builder *builder;
-	struct wsnap_index *idx;
-	struct plan_entry *e;
-	size_t n;
-	size_t cap;
-	char *arena;
-	size_t used;
-	size_t acap;
-};
 
 static void plan_release(struct plan *p)
 {
@@ -162,13 +140,6 @@ static enum wsnap_status plan_build(struct plan *p, int root_fd,
 
 /* ---- step 2: writing ---- */
 
-struct sink {
-	int fd;
-	const char *label; /* OUT as the user named it */
-	uint64_t bytes;
-	int errnum;
-};
-
 static la_ssize_t sink_write(struct archive *a, void *ctx, const void *buf,
 			     size_t len)
 {
@@ -184,8 +155,8 @@ static la_ssize_t sink_write(struct archive *a, void *ctx, const void *buf,
 	return (la_ssize_t)len;
 }
 
-static enum wsnap_status write_fail(struct archive *a, const struct sink *k,
-				    struct wsnap_error *err)
+enum wsnap_status wsnap_pack_write_fail(struct archive *a, const struct sink *k,
+					struct wsnap_error *err)
 {
 	int e = k->errnum ? k->errnum : archive_errno(a);
 
@@ -215,8 +186,7 @@ static enum wsnap_status changed(const struct plan *p, const char *rel,
  * plan: so the plan needs no sorting and members the policy skipped (not in
  * the index) are passed over. NULL if they disagree (a bug).
  */
-static const struct plan_entry *plan_entry_of(const struct plan *p,
-					      uint32_t ino)
+const struct plan_entry *wsnap_pack_entry_of(const struct plan *p, uint32_t ino)
 {
 	const struct wsnap_node *n = wsnap_index_node(p->idx, ino);
 	const struct plan_entry *pe;
@@ -233,28 +203,15 @@ static const struct plan_entry *plan_entry_of(const struct plan *p,
 }
 
 /*
- * Where the bytes of files go: space() gives a buffer for at least want
- * bytes (NULL: stop, the consumer gave up), put() takes the n bytes read
- * into it. Directly into libarchive (struct direct), or through the queue of
- * the read-ahead thread (struct ahead).
- */
-struct feed {
-	char *(*space)(void *ctx, size_t want);
-	enum wsnap_status (*put)(void *ctx, char *buf, size_t n,
-				 struct wsnap_error *err);
-	void *ctx;
-};
-
-/*
  * Reads the file of pe through the cursor: exactly pe->size bytes, then its
  * end (a size 0 file too), handing them to the feed. A file whose size is
  * not the walked one is 'file changed while being read'.
  */
-static enum wsnap_status read_file(const struct plan *p,
-				   struct wsnap_tree_cursor *cur,
-				   const struct plan_entry *pe,
-				   const struct feed *f,
-				   struct wsnap_error *err)
+enum wsnap_status wsnap_pack_read_file(const struct plan *p,
+				       struct wsnap_tree_cursor *cur,
+				       const struct plan_entry *pe,
+				       const struct feed *f,
+				       struct wsnap_error *err)
 {
 	enum wsnap_status s = WSNAP_OK;
 	uint64_t left = pe->size;
@@ -333,275 +290,8 @@ static enum wsnap_status direct_put(void *ctx, char *buf, size_t n,
 	struct direct *d = ctx;
 
 	if (archive_write_data(d->a, buf, n) != (la_ssize_t)n)
-		return write_fail(d->a, d->k, err);
+		return wsnap_pack_write_fail(d->a, d->k, err);
 	return WSNAP_OK;
-}
-
-/* ---- the read-ahead thread ----
- *
- * Opening and reading a hundred thousand small files is most of the system
- * time of a pack, libarchive's formatting and the output writes most of the
- * rest: a second thread reads the files, in the order they are written,
- * into a ring of AHEAD_RING bytes, while this one writes. Each piece read is
- * an item (its place in the ring); a file ends with an END item, an error
- * ends the queue with an ERROR item (the error in q->err). Memory:
- * AHEAD_RING bytes and AHEAD_ITEMS items. The writer sleeps until a batch
- * of AHEAD_BATCH items is there and the reader until half the ring is free,
- * so that small files do not cost a wake-up each.
- */
-#define AHEAD_RING  (8u << 20)
-#define AHEAD_ITEMS 4096u
-#define AHEAD_BATCH 256u
-
-enum ahead_kind { AHEAD_DATA, AHEAD_END, AHEAD_ERROR };
-
-struct ahead_item {
-	uint8_t kind;
-	size_t off;   /* DATA: place in the ring */
-	size_t len;   /* DATA: bytes */
-	size_t waste; /* ring bytes skipped before off (a wrap) */
-};
-
-struct ahead {
-	pthread_mutex_t mu;
-	pthread_cond_t cv_writer;
-	pthread_cond_t cv_reader;
-	char *ring;
-	size_t wpos;  /* where the reader writes next */
-	size_t used;  /* ring bytes in items not yet written, waste included */
-	size_t waste; /* skipped by the reservation not yet pushed */
-	struct ahead_item q[AHEAD_ITEMS];
-	uint32_t head;	/* next item to take */
-	uint32_t count; /* items queued */
-	bool stop;	/* the writer gave up */
-	bool producing; /* the reader has not finished */
-	bool writer_sleeps;
-	bool reader_sleeps;
-	struct wsnap_error err; /* with an ERROR item */
-	/* the reader's */
-	const struct plan *p;
-	int root_fd;
-};
-
-static void wake_writer(struct ahead *q)
-{
-	if (q->writer_sleeps) {
-		q->writer_sleeps = false;
-		pthread_cond_signal(&q->cv_writer);
-	}
-}
-
-static void wake_reader(struct ahead *q)
-{
-	if (q->reader_sleeps) {
-		q->reader_sleeps = false;
-		pthread_cond_signal(&q->cv_reader);
-	}
-}
-
-/* Reader (mu held): sleeps until woken; wakes a sleeping writer first, so
- * that the two never both sleep. */
-static void reader_sleep(struct ahead *q)
-{
-	wake_writer(q);
-	q->reader_sleeps = true;
-	while (q->reader_sleeps && !q->stop)
-		pthread_cond_wait(&q->cv_reader, &q->mu);
-}
-
-/* Reader: a contiguous place for want bytes; NULL when the writer stopped. */
-static char *ahead_space(void *ctx, size_t want)
-{
-	struct ahead *q = ctx;
-	char *buf = NULL;
-
-	pthread_mutex_lock(&q->mu);
-	for (;;) {
-		size_t room = AHEAD_RING - q->wpos;
-		size_t need = want <= room ? want : room + want;
-
-		if (q->stop)
-			break;
-		/* two items are kept for an END and an ERROR */
-		if (q->used + need <= AHEAD_RING &&
-		    q->count + 3 <= AHEAD_ITEMS) {
-			if (want > room) {
-				q->waste += room;
-				q->used += room;
-				q->wpos = 0;
-			}
-			buf = q->ring + q->wpos;
-			break;
-		}
-		reader_sleep(q);
-	}
-	pthread_mutex_unlock(&q->mu);
-	return buf;
-}
-
-/* Reader: queues an item (DATA: len bytes at wpos). */
-static void ahead_push(struct ahead *q, uint8_t kind, size_t len)
-{
-	struct ahead_item *it;
-
-	pthread_mutex_lock(&q->mu);
-	while (!q->stop && q->count == AHEAD_ITEMS)
-		reader_sleep(q);
-	if (!q->stop) {
-		it = &q->q[(q->head + q->count) % AHEAD_ITEMS];
-		it->kind = kind;
-		it->off = q->wpos;
-		it->len = kind == AHEAD_DATA ? len : 0;
-		it->waste = q->waste;
-		q->waste = 0;
-		q->wpos += it->len;
-		q->used += it->len;
-		q->count++;
-		if (q->count >= AHEAD_BATCH || kind == AHEAD_ERROR)
-			wake_writer(q);
-	}
-	pthread_mutex_unlock(&q->mu);
-}
-
-static enum wsnap_status ahead_put(void *ctx, char *buf, size_t n,
-				   struct wsnap_error *err)
-{
-	ahead_push(ctx, AHEAD_DATA, n);
-	return WSNAP_OK;
-}
-
-static void *ahead_main(void *arg)
-{
-	struct ahead *q = arg;
-	const struct plan *p = q->p;
-	struct feed f = {ahead_space, ahead_put, q};
-	struct wsnap_tree_cursor *cur = NULL;
-	uint32_t ino, count = wsnap_index_count(p->idx);
-	enum wsnap_status s;
-
-	s = wsnap_tree_cursor_new(&cur, q->root_fd, p->label, &q->err);
-	for (ino = WSNAP_ROOT_INO; ino <= count && s == WSNAP_OK; ino++) {
-		const struct plan_entry *pe = plan_entry_of(p, ino);
-
-		/* the writer checks the plan itself */
-		if (!pe || pe->type != WSNAP_RAW_FILE)
-			continue;
-		s = read_file(p, cur, pe, &f, &q->err);
-		if (s == WSNAP_OK)
-			ahead_push(q, AHEAD_END, 0);
-	}
-	if (s != WSNAP_OK)
-		ahead_push(q, AHEAD_ERROR, 0);
-	wsnap_tree_cursor_free(cur);
-	pthread_mutex_lock(&q->mu);
-	q->producing = false;
-	wake_writer(q);
-	pthread_mutex_unlock(&q->mu);
-	return NULL;
-}
-
-/* Writer: the next item, waiting for a batch or the reader's end. */
-static struct ahead_item ahead_take(struct ahead *q)
-{
-	struct ahead_item it;
-
-	pthread_mutex_lock(&q->mu);
-	if (!q->count) {
-		q->writer_sleeps = true;
-		while (q->writer_sleeps && q->producing && !q->reader_sleeps)
-			pthread_cond_wait(&q->cv_writer, &q->mu);
-		q->writer_sleeps = false;
-	}
-	if (!q->count) {
-		/* the reader ended without an item for this file: a bug */
-		memset(&it, 0, sizeof(it));
-		it.kind = AHEAD_ERROR;
-		wsnap_error_io(&q->err, 0, q->p->label,
-			       "directory and index disagree");
-	} else {
-		it = q->q[q->head];
-	}
-	pthread_mutex_unlock(&q->mu);
-	return it;
-}
-
-/* Writer: gives back the item taken (and its ring bytes). */
-static void ahead_done(struct ahead *q, const struct ahead_item *it)
-{
-	pthread_mutex_lock(&q->mu);
-	q->head = (q->head + 1) % AHEAD_ITEMS;
-	q->count--;
-	q->used -= it->len + it->waste;
-	if (q->used <= AHEAD_RING / 2 && q->count <= AHEAD_ITEMS / 2)
-		wake_reader(q);
-	pthread_mutex_unlock(&q->mu);
-}
-
-/* Writer: the bytes of one file, from the queue into libarchive. */
-static enum wsnap_status ahead_write(struct ahead *q, struct archive *a,
-				     const struct sink *k,
-				     struct wsnap_error *err)
-{
-	for (;;) {
-		struct ahead_item it = ahead_take(q);
-
-		if (it.kind == AHEAD_END) {
-			ahead_done(q, &it);
-			return WSNAP_OK;
-		}
-		if (it.kind == AHEAD_ERROR) {
-			*err = q->err;
-			return err->status ? err->status : WSNAP_IO;
-		}
-		if (archive_write_data(a, q->ring + it.off, it.len) !=
-		    (la_ssize_t)it.len)
-			return write_fail(a, k, err);
-		ahead_done(q, &it);
-	}
-}
-
-/* Starts the read-ahead thread; false when it cannot (read directly). */
-static bool ahead_start(struct ahead *q, pthread_t *th, const struct plan *p,
-			int root_fd)
-{
-	memset(q, 0, sizeof(*q));
-	q->p = p;
-	q->root_fd = root_fd;
-	q->producing = true;
-	q->ring = malloc(AHEAD_RING);
-	if (!q->ring)
-		return false;
-	if (pthread_mutex_init(&q->mu, NULL) != 0)
-		goto fail_ring;
-	if (pthread_cond_init(&q->cv_writer, NULL) != 0)
-		goto fail_mu;
-	if (pthread_cond_init(&q->cv_reader, NULL) != 0)
-		goto fail_cv;
-	if (pthread_create(th, NULL, ahead_main, q) == 0)
-		return true;
-	pthread_cond_destroy(&q->cv_reader);
-fail_cv:
-	pthread_cond_destroy(&q->cv_writer);
-fail_mu:
-	pthread_mutex_destroy(&q->mu);
-fail_ring:
-	free(q->ring);
-	q->ring = NULL;
-	return false;
-}
-
-/* Stops the reader (if it still runs) and frees the queue. */
-static void ahead_stop(struct ahead *q, pthread_t th)
-{
-	pthread_mutex_lock(&q->mu);
-	q->stop = true;
-	pthread_cond_broadcast(&q->cv_reader);
-	pthread_mutex_unlock(&q->mu);
-	pthread_join(th, NULL);
-	pthread_cond_destroy(&q->cv_reader);
-	pthread_cond_destroy(&q->cv_writer);
-	pthread_mutex_destroy(&q->mu);
-	free(q->ring);
 }
 
 static int add_filter(struct archive *a, enum wsnap_pack_compress c)
@@ -748,7 +438,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	if (archive_write_set_format_pax(a) != ARCHIVE_OK ||
 	    add_filter(a, comp) != 0 ||
 	    archive_write_open(a, &k, NULL, sink_write, NULL) != ARCHIVE_OK) {
-		s = write_fail(a, &k, err);
+		s = wsnap_pack_write_fail(a, &k, err);
 		goto out;
 	}
 	d.a = a;
@@ -756,9 +446,9 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	wsnap_index_stats(p->idx, &is);
 	prog.members_total = is.members;
 	prog.bytes_total = is.total_bytes;
-	threaded = ahead_start(&q, &th, p, root_fd);
+	threaded = wsnap_pack_ahead_start(&q, &th, p, root_fd);
 	for (ino = WSNAP_ROOT_INO; ino <= count; ino++) {
-		const struct plan_entry *pe = plan_entry_of(p, ino);
+		const struct plan_entry *pe = wsnap_pack_entry_of(p, ino);
 		int r;
 
 		if (!pe) {
@@ -771,14 +461,14 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		/* ARCHIVE_WARN: a name that is not UTF-8 is stored as raw
 		 * bytes (pax hdrcharset=BINARY), as wanted */
 		if (r != ARCHIVE_OK && r != ARCHIVE_WARN) {
-			s = write_fail(a, &k, err);
+			s = wsnap_pack_write_fail(a, &k, err);
 			goto out;
 		}
 		if (pe->type == WSNAP_RAW_FILE) {
 			if (threaded)
-				s = ahead_write(&q, a, &k, err);
+				s = wsnap_pack_ahead_write(&q, a, &k, err);
 			else
-				s = read_file(p, cur, pe, &f, err);
+				s = wsnap_pack_read_file(p, cur, pe, &f, err);
 			if (s != WSNAP_OK)
 				goto out;
 		}
@@ -787,7 +477,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		tell_progress(opts, &prog, pe);
 	}
 	if (archive_write_close(a) != ARCHIVE_OK) {
-		s = write_fail(a, &k, err);
+		s = wsnap_pack_write_fail(a, &k, err);
 		goto out;
 	}
 	if (st)
@@ -795,7 +485,7 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	s = WSNAP_OK;
 out:
 	if (threaded)
-		ahead_stop(&q, th);
+		wsnap_pack_ahead_stop(&q, th);
 	if (a)
 		archive_write_free(a);
 	archive_entry_free(ae);
@@ -898,7 +588,7 @@ int wsnap_pack_compress_for(const char *out, enum wsnap_pack_compress *c)
 		*c = WSNAP_PACK_NONE;
 		return 0;
 	}
-	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(exts); i++) {
 		if (ends_with_nocase(out, exts[i].ext)) {
 			*c = exts[i].c;
 			return 0;
@@ -919,7 +609,7 @@ int wsnap_pack_compress_parse(const char *name, enum wsnap_pack_compress *c)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		if (strcmp(name, names[i].name) == 0) {
 			*c = names[i].c;
 			return 0;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Making a snapshot of a directory (cli.md 'wsnap pack'), the inverse of
  * export.

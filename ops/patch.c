@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The patch writer (patch.h): git's per-file lines written here, the diff
  * of the contents made and printed by libgit2.

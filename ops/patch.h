@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The changes of a diff as a patch in git's format (cli.md 'wsnap diff -p').
  *

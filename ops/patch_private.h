@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Internal to the patch writer (patch.c, patch_stat.c): a growing text
  * buffer and the --stat records.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * git's --stat of a patch (patch_private.h), laid out as git lays it out:
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Part of a snapshot (select.h). Inos are in bytewise order of the rel
  * path (index.h), so a node's parent, a prefix of its path, always has a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Part of a snapshot: the PATH operands of 'wsnap ls' and 'wsnap export'
  * (cli.md), each a rel path that selects the node it names and, for a

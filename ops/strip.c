@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Prefix stripping (policy.md section 8); see strip.h for the steps.
  *

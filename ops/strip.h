@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Prefix stripping (policy.md section 8): rewrites an archive so that a
  * snapshot made of 'P/...' becomes root-relative.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The directory walker and file cursor (tree.h).
  *

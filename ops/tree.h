@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A live directory read "under the policy": the directory side of 'wsnap
  * diff' and the input of 'wsnap pack'.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The merged view of a hydrated workspace (upper.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The merged view of a hydrated workspace computed from its two layers
  * instead of read through the overlay: the lower layer is the snapshot's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* fuse-overlayfs' '.wh.' names (upper_fuse.h, upper.h). */
 #include "upper_fuse.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * fuse-overlayfs' '.wh.' names for the merged view (upper.h): where the
  * view may read them as markers, and where it must give up. Internal to

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The main job: install dependencies, build wsnap, make a sample snapshot of
 # a small workspace, validate it, mount it read-only, look around in it,
 # read a file through the mount, and unmount. The mount is taken down on

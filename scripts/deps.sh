@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs what wsnap needs to build, test and benchmark on Debian 12 (root).
 # Does nothing when everything is already there.
 set -euo pipefail

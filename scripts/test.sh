@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs dependencies, builds wsnap and runs the whole test suite.
 #   WSNAP_SANITIZE=address,undefined  build with sanitizers (own build dir)
 #   WSNAP_BUILD_DIR=dir               where to build (default build, or

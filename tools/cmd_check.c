@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap check [OPTIONS] [POLICY] ARCHIVE|-
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap diff [--stat] [--mtime] [--full]
  *            [-p [-U N] [--binary] [--max-diff-size BYTES]] [OPTIONS]

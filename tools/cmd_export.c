@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap export: safe extraction (policy.md sections 7 and 8), of the whole
  * archive or of what the PATH operands select (select.h); the whole

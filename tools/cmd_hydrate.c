@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap hydrate [--upper DIR] [--force] [--overlay KIND] [OPTIONS] [POLICY]
  *               ARCHIVE WORKSPACE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap index [OPTIONS] [POLICY] ARCHIVE [-o FILE]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap ls [OPTIONS] [POLICY] ARCHIVE|- [PATH...]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap mount [-f] [-o OPT[,OPT...]] [OPTIONS] [POLICY] ARCHIVE MOUNTPOINT
  *

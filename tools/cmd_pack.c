@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap pack [POLICY] [--compress none|gzip|bzip2|xz|zstd|lz4] [-v] DIR OUT|-
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wsnap strip-prefix: rewrite an archive relative to a prefix (policy.md
  * section 8). OUT is written atomically: a temporary file beside it, renamed
  * into place only once the result passed the policy; '-' is standard output,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap unmount [--lazy] [--discard] [OPTIONS] MOUNTPOINT|WORKSPACE
  *

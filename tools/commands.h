@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The subcommands of wsnap. Each takes its argv (argv[0] is the subcommand
  * name) and returns the exit code of cli.md. */
 #ifndef WSNAP_COMMANDS_H

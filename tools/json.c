@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Escaped names and JSON lines on stdio streams (json.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Output helpers for the subcommands: escaped names on a stream, and a
  * writer of one JSON object per line (cli.md --json outputs).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* wsnap: dispatch to one subcommand. */
 #include <stdio.h>
 #include <string.h>
@@ -5,6 +6,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "suggest.h"
+#include "array.h"
 
 struct command {
 	const char *name;
@@ -28,7 +30,7 @@ static const struct command commands[] = {
 	 "validate once and keep the index (cache or sidecar)"},
 };
 
-#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+#define NCOMMANDS (ARRAY_SIZE(commands))
 
 static void usage(FILE *f)
 {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The policy options and the error reporting shared by the subcommands
  * (opts.h).
@@ -17,6 +18,7 @@
 
 #include "escape.h"
 #include "json.h"
+#include "array.h"
 
 /* Usage errors also go to stdout as JSON; see wsnap_opts_usage_json. */
 static bool usage_json;
@@ -242,7 +244,7 @@ static const char *hint_for(const char *reason)
 {
 	size_t i, n;
 
-	for (i = 0; i < sizeof(hints) / sizeof(hints[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(hints); i++) {
 		n = strlen(hints[i].reason);
 		if (hints[i].reason[n - 1] == ' '
 			    ? !strncmp(reason, hints[i].reason, n)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What the subcommands share: the policy options (a table for
  * parse_options.h), usage errors, reporting and loading an archive.

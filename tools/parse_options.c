@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Declarative command lines (parse_options.h): the parser and the --help
  * generator, both walking the same tables.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Declarative command lines: one table per subcommand drives both the
  * parsing of its argv and its --help (git's parse-options is the model), so

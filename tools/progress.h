@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The progress line of long work (cli.md 'Common options'): reading a
  * large archive, export, pack. On a terminal it is one line on stderr,

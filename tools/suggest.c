@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Did-you-mean for subcommands, and the version lines (suggest.h). */
 #include "suggest.h"
 
@@ -5,6 +6,7 @@
 #include <fuse_lowlevel.h>
 #include <stdint.h>
 #include <string.h>
+#include "array.h"
 
 #define WORD_MAX 64
 
@@ -64,7 +66,7 @@ size_t wsnap_suggest(const char *typed, const char *const *names, size_t n,
 
 	if (len > WORD_MAX)
 		return 0;
-	for (i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(aliases); i++) {
 		if (strcmp(typed, aliases[i].word) == 0) {
 			out[0] = aliases[i].means;
 			return 1;

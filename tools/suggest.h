@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What wsnap says when the first word names no subcommand: the commands a
  * user may have meant (git's "did you mean"), and the version lines of

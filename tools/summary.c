@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The summary of a snapshot, one set of names for every subcommand that
  * reports one (opts.h, doc/json.md 'Summary').

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hydrated workspaces: overlay mounts, teardown, diff from the upper
  * directory (hydrate.h); the state itself is hydrate_state.c.

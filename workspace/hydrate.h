@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Hydrated workspaces (cli.md 'wsnap hydrate'): a snapshot mounted
  * read-only as the lower layer of an overlay whose upper directory takes
@@ -214,15 +215,17 @@ enum wsnap_status wsnap_hydrate_teardown(const struct wsnap_hydrate_state *st,
  * the directory lower_fd (the snapshot mount, or any directory that is
  * the lower layer), as hydrate_changes.c defines them (what 'wsnap diff
  * ARCHIVE WORKSPACE' would list), into *count. fmt says how upper_fd
- * marks whiteouts, opaque and redirected directories; label names the
+ * marks whiteouts, opaque and redirected directories; merged_fd (or -1)
+ * is the workspace, for fuse-overlayfs's '.wh.' names; label names the
  * workspace in messages, lower_label the lower layer. Neither descriptor
  * is closed. Errors: WSNAP_IO (a layer that cannot be read),
  * WSNAP_REJECTED (what no snapshot can hold: a FIFO, a device).
  */
 enum wsnap_status
 wsnap_hydrate_count_changes(int lower_fd, const char *lower_label, int upper_fd,
-			    enum wsnap_upper_format fmt, const char *label,
-			    uint64_t *count, struct wsnap_error *err);
+			    int merged_fd, enum wsnap_upper_format fmt,
+			    const char *label, uint64_t *count,
+			    struct wsnap_error *err);
 
 /*
  * Whether st may be torn down without losing work: WSNAP_OK when its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What 'wsnap unmount' of a hydrated workspace would lose (hydrate.h): the
  * changes its own upper directory holds.
@@ -206,8 +207,9 @@ static int has_entries(int fd)
 
 enum wsnap_status
 wsnap_hydrate_count_changes(int lower_fd, const char *lower_label, int upper_fd,
-			    enum wsnap_upper_format fmt, const char *label,
-			    uint64_t *count, struct wsnap_error *err)
+			    int merged_fd, enum wsnap_upper_format fmt,
+			    const char *label, uint64_t *count,
+			    struct wsnap_error *err)
 {
 	struct wsnap_diff_side a = {.content = &lower_content};
 	struct wsnap_diff_side b = {.content = &merged_content};
@@ -234,10 +236,10 @@ wsnap_hydrate_count_changes(int lower_fd, const char *lower_label, int upper_fd,
 	s = wsnap_tree_index(lower_fd, lower_label, &policy, &idx, err);
 	if (s == WSNAP_OK)
 		s = wsnap_tree_cursor_new(&cursor, lower_fd, lower_label, err);
-	/* no workspace to ask: where the layers cannot say it (fuse-overlayfs
-	 * '.wh.' names), the count is refused rather than guessed */
+	/* where the layers cannot say it (fuse-overlayfs '.wh.' names the
+	 * workspace does not confirm), the count is refused, never guessed */
 	if (s == WSNAP_OK)
-		s = wsnap_upper_new(&c.u, idx, upper_fd, -1, fmt, label,
+		s = wsnap_upper_new(&c.u, idx, upper_fd, merged_fd, fmt, label,
 				    lower_label, &policy, &declined, err);
 	if (s == WSNAP_OK && declined)
 		s = wsnap_error_io(err, 0, label,
@@ -292,7 +294,7 @@ static enum wsnap_status count_of(const struct wsnap_hydrate_state *st,
 					      : WSNAP_UPPER_FUSE_OVERLAYFS;
 	char fstype[WSNAP_FSTYPE_MAX] = "";
 	enum wsnap_status s;
-	int pfd, sfd, ufd, lfd = -1, found;
+	int pfd, sfd, ufd, lfd = -1, mfd = -1, found;
 
 	*count = 0;
 	s = wsnap_hydrate_dir_open_made(st, &pfd, &sfd, err);
@@ -323,9 +325,18 @@ static enum wsnap_status count_of(const struct wsnap_hydrate_state *st,
 		s = wsnap_error_io(err, errno, st->lower, "cannot open");
 		goto out;
 	}
-	s = wsnap_hydrate_count_changes(lfd, st->lower, ufd, fmt, st->workspace,
-					count, err);
+	/* fuse-overlayfs keeps whiteouts as '.wh.' files: the workspace
+	 * itself, when it is that overlay, says which are its markers */
+	if (fmt == WSNAP_UPPER_FUSE_OVERLAYFS &&
+	    wsnap_mounts_type_at(st->workspace, fstype, sizeof(fstype), err) >
+		    0 &&
+	    strcmp(fstype, "fuse.fuse-overlayfs") == 0)
+		mfd = open(st->workspace, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	s = wsnap_hydrate_count_changes(lfd, st->lower, ufd, mfd, fmt,
+					st->workspace, count, err);
 out:
+	if (mfd >= 0)
+		close(mfd);
 	if (lfd >= 0)
 		close(lfd);
 	if (ufd >= 0)

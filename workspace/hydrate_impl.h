@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * What hydrate.c (mounts, teardown) and hydrate_state.c (the state, its
  * trust) share; internal to workspace/.

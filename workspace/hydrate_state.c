@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state of a hydrated workspace (hydrate.h): the state directory and
  * its file, written by hydrate and read back by unmount and diff, and the

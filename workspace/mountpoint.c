@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mountpoints made by 'wsnap mount', and their markers (mountpoint.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mountpoints that 'wsnap mount' makes (cli.md 'wsnap mount': a
  * MOUNTPOINT that does not exist is made, and removed again at unmount).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mount helpers shared by the subcommands (mounts.h). The snapshot mount
  * itself, wsnap_mount_snapshot(), lives in snapshot.c with the background

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mounts as the tools see them, shared by mount, unmount and hydrate:
  * what is mounted at a path (/proc/self/mountinfo), taking a FUSE mount

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mounting a snapshot in the background (snapshot.h), and
  * wsnap_mount_snapshot (mounts.h) on top: the one way a snapshot is mounted

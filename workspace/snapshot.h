@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Mounting a snapshot in the background, shared by 'wsnap mount' and
  * 'wsnap hydrate' (through wsnap_mount_snapshot, mounts.h): the libfuse

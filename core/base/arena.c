@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The string arena (arena.h). Copies go into 256 KiB chunks; a copy of a
  * quarter chunk or more gets a chunk of its own, linked behind the current

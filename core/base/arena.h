@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * A string arena (internal to core): NUL-terminated copies kept in chunks
  * that are freed together, for names and targets that live as long as a

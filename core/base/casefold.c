@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Caseless keys (casefold.h): decompose, order the combining marks, fold,
  * order again.
@@ -19,8 +20,9 @@
 
 #include "casefold_data.h"
 #include "escape.h"
+#include "array.h"
 
-#define N_OF(a)	     (sizeof(a) / sizeof((a)[0]))
+#define N_OF(a)	     (ARRAY_SIZE(a))
 #define RAW_BYTE     0x110000u /* + byte: a byte that is not UTF-8 */
 #define SHORT_RUN    8u	       /* longer runs of marks: counting sort */
 #define HANGUL_FIRST 0xac00u

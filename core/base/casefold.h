@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Caseless keys: when two names are the same name on a case-folding,
  * normalization-insensitive filesystem (policy.md 4 and 7.7).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Escaping of member names and targets (policy.md section 2, cli.md).
  *
@@ -24,6 +25,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "array.h"
 #include "unicode_table.h"
 
 static const char hexdigits[] = "0123456789abcdef";
@@ -93,7 +95,7 @@ bool wsnap_escape_printable(uint32_t cp)
 	const struct wsnap_unicode_range *r = wsnap_unicode_nonprintable;
 	size_t lo = 0, hi, mid;
 
-	hi = sizeof(wsnap_unicode_nonprintable) / sizeof(r[0]);
+	hi = ARRAY_SIZE(wsnap_unicode_nonprintable);
 	if (cp >= 0x20 && cp < 0x7f)
 		return true; /* the common case, without a search */
 	if (cp > 0x10ffff)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Escaping member names and targets for people and for scripts
  * (policy.md section 2, cli.md). Pure functions over bytes; they write into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* File identities (fileid.h). */
 #include "fileid.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The identity of a file as the kernel dates it: device, inode, size,
  * mtime and ctime, both to the nanosecond. wsnap reads an archive, judges

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * File system helpers (fsutil.h).
  *

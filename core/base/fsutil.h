@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * File system helpers written once for core, ops, workspace and tools:
  * I/O that retries EINTR, temporary files, a bounded path buffer, opening

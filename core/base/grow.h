@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Growing an array by doubling, for the walker and pack (internal to core).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The index cache directory (cli.md "Snapshot indexes"): where cache
  * entries (indexfile.h) live, how they are found, replaced and pruned.

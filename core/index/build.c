@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * wsnap_index_build (index.h): the reader feeds the builder member by
  * member, then the builder finishes the policy and the index gets the

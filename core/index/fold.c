@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The folded view of an index (fold.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The index as a case-folding, normalization-insensitive filesystem would
  * see it (policy.md 4 and 7.7): the members of a directory whose names have

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * SipHash-1-3 (Aumasson and Bernstein), written from the published
  * description: one compression round per 8-byte little-endian block, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Seeded hashing for the tables of the builder and the index (internal to
  * core).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The member index (index.h): freezing the builder's tree into the
  * immutable index, lookups, and reads of member data.

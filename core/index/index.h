@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The member index: what a validated archive contains, built once and
  * immutable afterwards, so readers (the FUSE threads) need no locks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The layout of struct wsnap_index, shared by index.c (the read side and
  * the freezing of a tree into an index) and the policy engine

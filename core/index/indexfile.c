@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Cache entries (indexfile.h): the frozen index on disk, in the layout
  * described in doc/index-format.md.
@@ -34,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "array.h"
 #include "engine.h"
 #include "index_impl.h"
 #include "ixf.h"
@@ -202,8 +204,7 @@ static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx)
 		rec[k] = *n;
 		memcpy(&rec[k].path, &po, sizeof(po));
 		memcpy(&rec[k].target, &to, sizeof(to));
-		if (++k == sizeof(rec) / sizeof(rec[0]) ||
-		    i + 1 == idx->count) {
+		if (++k == ARRAY_SIZE(rec) || i + 1 == idx->count) {
 			ixf_writer_put(w, rec, k * sizeof(rec[0]));
 			k = 0;
 		}

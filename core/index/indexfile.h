@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Index files (doc/index-format.md): a validated index written to disk and
  * loaded again without reading the archive.

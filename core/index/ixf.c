@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The index file container (ixf.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The container of index files (doc/index-format.md), shared by the cache
  * entries (indexfile.c) and the sidecars (sidecar.c). Internal to core.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Sidecars (indexfile.h): an index made elsewhere, to be checked before
  * anything of it is served.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The policy engine (policy.md sections 3, 4, 5 and 8) and the tree the
  * index is frozen from. The rules that judge a member by its name alone

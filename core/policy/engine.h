@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The policy engine (policy.md sections 3, 4, 5 and 8), which is also the
  * index builder: it receives raw members in archive order (from the reader,

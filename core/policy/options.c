@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Policy options (policy.md sections 1, 6 and 7.6).
  *

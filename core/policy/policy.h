@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The snapshot safety policy (../shared/spec/policy.md sections 1-6 and 8).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The symlink target checks of policy.md 4.5: the lexical one of phase one
  * (wsnap_resolve_lexical, on each symlink member as it arrives) and the

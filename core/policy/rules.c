@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The rules that judge one member by its name and type alone: the
  * single-member rules of policy.md section 3 and the steps of section 4

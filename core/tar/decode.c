@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The decompressors of the piped layout (tar_private.h, "decode.c"): how
  * the input becomes the decoded tar stream that input.c hands to the tar

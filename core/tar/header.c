@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The header region of a member (header.h): the raw header blocks from the
  * member's header position to its data, walked block by block, with the
@@ -31,6 +32,7 @@
 
 #include <limits.h>
 #include <string.h>
+#include "array.h"
 
 /* ---- numbers ------------------------------------------------------------ */
 
@@ -88,7 +90,7 @@ static bool rd_header_fields_ok(const unsigned char *h)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(fields); i++)
 		if (!rd_tar_field_ok(h + fields[i][0], fields[i][1]))
 			return false;
 	return true;

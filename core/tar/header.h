@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tar header block, named once: the byte layout of ustar, old GNU and
  * pax headers, their typeflags and magic strings, and the parsers of a

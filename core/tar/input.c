@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The input side of the tar reader: how the bytes of the tar stream reach
  * libarchive's tar parser (the "inner" reader) through our own read

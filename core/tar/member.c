@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Members from their headers: for each entry libarchive returns, the walk
  * of its raw header region (header.c) and libarchive's entry are joined

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tar reader (reader.h): libarchive's tar parser, fed through our own
  * read callbacks so that the raw header bytes of every member can be seen.

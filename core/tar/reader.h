@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The tar reader: walks every header of an archive once, through libarchive,
  * and hands each member to a callback as a struct wsnap_raw_member. It knows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * The state of one wsnap_reader_run, shared by the files of the tar reader:
  * reader.c (the driver), input.c (the input side: layouts, windows, read

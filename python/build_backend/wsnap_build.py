@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The PEP 517 build backend of the wsnap package, standard library only.
 
 Why not setuptools: pip builds a package in an isolated environment into

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the tests share: archives built in memory with tarfile, trees read
 back from disk, mounts found in /proc/self/mountinfo, and a TestCase whose
 temporary directory is unmounted and removed whatever the test did.

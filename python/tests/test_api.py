@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """check, ls, export, diff, pack and strip_prefix against the real binary,
 with archives as paths, bytes and file objects, and the policy keywords."""
 

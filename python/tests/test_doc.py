@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The example session of doc/python.md runs and prints what the document
 says it prints."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The exceptions: classes, attributes and messages for rejected, unreadable
 and missing archives, from the JSON of check/ls/export/diff and from the
 exit status and stderr line of the subcommands without --json."""

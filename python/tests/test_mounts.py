@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """mount() and hydrate() against real FUSE mounts: what they show, what a
 workspace's diff/pack/discard do, and that leaving a with-block unmounts,
 also by an exception and with a file still open, checked in

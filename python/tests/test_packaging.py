@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The package builds and installs offline: the in-tree backend's wheel holds
 every module and py.typed, and 'pip install --no-index' of python/ gives an
 importable wsnap that runs the binary."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The round trip of an agent sandbox: hydrate -> modify -> diff -> pack ->
 check -> export with wsnap, against the same scenario done the SDK's way,
 with tarfile extraction under filter="data" and a tarfile persist."""

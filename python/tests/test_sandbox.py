@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """wsnap.sandbox: hydrate_workspace mounts where FUSE is available and
 exports where it is not (saying which), and both give the same diff and
 the same persisted snapshot."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """wsnap for Python: validated tar snapshots of workspaces, mounted,
 hydrated, compared and packed by the ``wsnap`` binary.
 

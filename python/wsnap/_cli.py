@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The one place that knows how the ``wsnap`` binary talks.
 
 Everything else in the package calls :func:`call` with a subcommand, its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Keyword arguments -> command-line options, named like the CLI's.
 
 The policy options of ``doc/policy.md`` section 6, as every function that

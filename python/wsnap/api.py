@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The subcommands that run and return: check, ls, export, diff, pack,
 strip-prefix and unmount.
 

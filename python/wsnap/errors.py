@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """The exceptions of the wsnap package.
 
 Every failure of the ``wsnap`` binary becomes one of these, chosen by its

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Mounts that must come down: :func:`mount` and :func:`hydrate`.
 
 Both return at once with the mount ready (the binary returns only once it

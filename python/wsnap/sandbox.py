@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """A drop-in for an agent sandbox's hydrate/persist (``doc/python.md``).
 
 A sandbox backend of the OpenAI Agents SDK persists its workspace to a tar

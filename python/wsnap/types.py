@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """What the wsnap functions return: plain frozen dataclasses built from the
 binary's ``--json`` records (``doc/cli.md``).
 

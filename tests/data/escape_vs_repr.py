@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Every code point through wsnap's escaping against Python's repr.
 
     escape_vs_repr.py ESCAPE_LINES

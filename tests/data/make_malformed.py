@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Generates tests/data/malformed/: hostile and broken archives, each with
 the outcome policy.md and cli.md prescribe for 'wsnap check'.
 

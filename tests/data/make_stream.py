@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Big tar streams for the limit tests, generated on the fly.
 
     make_stream.py members COUNT        COUNT empty files f0000001... and

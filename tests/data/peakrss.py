@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs a command and records its peak resident memory and CPU time.
 
     peakrss.py OUTFILE CMD [ARGS...]

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Runs 'wsnap check' over the malformed corpus (tests/e2e/e2e_corpus.sh).
 
     run_corpus.py WSNAP CORPUS_DIR MAX_RSS_KIB [REGEX]

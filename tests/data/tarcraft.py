@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 """Raw tar crafting for wsnap's test corpora (python3 only, no libraries).
 
 Builds tar streams byte by byte so that anything can be made: bad checksums,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: bench/run.sh --quick against the built wsnap, in a temporary
 # work dir. It must exit 0 whatever stage the subcommands are at (a missing
 # or failing one is an 'n/a' row), print the machine line and every

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap check' and 'wsnap ls' against archives made by GNU tar
 # and Python's tarfile: exit codes, exact error lines and hints, --json
 # outputs, the ls listing against an independent Python oracle, escaping of
@@ -109,7 +110,7 @@ mk("names.tar", [
     ("esc\x1b[31mred", "file"),
     (fs(b"bad\xff\xfeutf8"), "file"),
     (fs(b"c1\xc2\x85x"), "file"),
-    # issue 12, item 8: names that print like others or reorder the line
+    # Names that print like others or reorder the line
     ("config", "file"),
     ("config\u200b", "file"),
     ("config\u00a0", "file"),

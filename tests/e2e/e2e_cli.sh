@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: the wsnap program's dispatch, usage and exit codes.
 set -euo pipefail
 : "${WSNAP_BIN:?}" "${WSNAP_SOURCE_DIR:?}"
@@ -13,7 +14,7 @@ rc=0; "$WSNAP_BIN" no-such-command 2>/dev/null || rc=$?
 
 # Usage errors quote what was typed escaped like a name (policy.md section
 # 2): no terminal sequence, right-to-left override or line separator
-# reaches the terminal raw (issue 12, item 8).
+# reaches the terminal raw.
 err=$("$WSNAP_BIN" $'x\e[2J\xe2\x80\xae\xe2\x80\xa8' 2>&1 >/dev/null) && fail "accepted"
 [ "$err" = "wsnap: unknown command 'x\\x1b[2J\\u202e\\u2028' (see 'wsnap --help')" ] ||
 	fail "unknown command message: $err"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The bash completion (contrib/wsnap.bash) against the built wsnap: every
 # subcommand of 'wsnap --help', and every option a subcommand's --help
 # names (its --long words anywhere, as e2e_doc reads them, and the short

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap check' on every archive of the malformed corpus
 # (tests/data/malformed, made by tests/data/make_malformed.py), each read
 # from the file and from a pipe. For each: the exit code and the first

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap pack' and 'wsnap diff' through the program, and the round
 # trips pack -> check -> export -> diff, pack -> mount -> diff.
 set -euo pipefail
@@ -67,7 +68,7 @@ for c in gzip zstd xz bzip2 lz4; do
 	n=$(stat -c %s "$T/inner")
 	cmp -s "$T/inner" <(head -c "$n" "$T/a.none") || fail "$c holds the tar"
 done
-# -v names OUT quoted and escaped like a member name (issue 12, item 8)
+# -v names OUT quoted and escaped like a member name
 rc "$W" pack -v "$WS" "$T/v"$'\xe2\x80\xae'"rat.tar"
 expect_rc 0 "pack -v"
 grep -qF "wsnap: pack: '$T/v\u202erat.tar': 15 members: " "$T/err" ||
@@ -80,7 +81,7 @@ for e in tar.gz:gzip tgz:gzip tar.zst:zstd tzst:zstd tar.xz:xz txz:xz \
 done
 "$W" pack "$WS" "$T/ws.tar" && cmp -s "$T/ws.tar" "$T/a.none" ||
 	fail ".tar is plain"
-# any other name needs --compress (issue 15, item 2: p.zip was a plain tar)
+# any other name needs --compress (p.zip was a plain tar)
 for n in p.zip p p.tar.gz.part p.tar.Z; do
 	rc "$W" pack "$WS" "$T/$n"
 	expect_rc 2 "pack into $n"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end: 'wsnap diff -p' (issue 17) with the real tools. Two trees A
+# SPDX-License-Identifier: MIT
+# End-to-end: 'wsnap diff -p' with the real tools. Two trees A
 # and B differ in every way the issue lists (edits at the start, middle
 # and end, trailing newlines, CRLF, empty files, added, deleted and renamed
 # files and directories, mode changes, symlinks retargeted, file->symlink,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The man page: renders without warnings, and names every subcommand and
 # every long option that a subcommand's --help lists (so a new option
 # cannot land undocumented).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap export' (policy.md section 7, cli.md export): inputs
 # (file, stdin, compressed), output (--json, -v), PATH operands, exit
 # codes, destination state rejections, modes under umasks, a full disk

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: symlink targets and names judged for the filesystem they land
-# on (issue 12.3, policy.md 4 and 7.7). 'check' refuses a target that
+# on (policy.md 4 and 7.7). 'check' refuses a target that
 # escapes only when names fold; 'export' refuses names that collide, or
 # links that resolve differently, where the destination folds case: a
 # casefold ext4 directory (chattr +F), FAT, and a FUSE filesystem (bindfs),

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap strip-prefix' (policy.md section 8, cli.md): names,
 # rejection outside the prefix, the long pax name, atomic OUT, OUT '-',
 # standard and compressed input, re-validation with the policy.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap hydrate' of a rich snapshot, with the kernel's overlayfs
 # (as root) and with fuse-overlayfs: the workspace reads like the archive
 # (and like 'wsnap ls --json'); a file modified, a mode changed, files added,
@@ -216,7 +217,7 @@ expect_rc 0 "$W" unmount "$ws"
 gone "$ws"
 [ "$(cat "$ws/mine.txt")" = mine ] || fail "--force: own file lost"
 
-# -v names the paths quoted and escaped like member names (issue 12, item 8)
+# -v names the paths quoted and escaped like member names
 ws=$work/ws-v$'\xe2\x80\xae'
 mkdir "$ws"
 expect_rc 0 "$W" hydrate -v "$ar" "$ws" >"$work/v.out"

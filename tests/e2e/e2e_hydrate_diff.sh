@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap diff ARCHIVE WORKSPACE' of a hydrated workspace reads
 # only the upper directory, and answers exactly as the full comparison
 # (--full, through the overlay) in every output format: after rounds of

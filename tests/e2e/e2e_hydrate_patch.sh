@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap diff -p --binary ARCHIVE WORKSPACE' of a workspace
-# hydrated from the rich snapshot (issue 17): after edits, additions,
+# hydrated from the rich snapshot: after edits, additions,
 # deletions, a mode change, symlink and type changes, a directory renamed
 # and a binary file changed in place, the patch read from the upper
 # directory is the patch of the full comparison (--full), and git apply
@@ -52,7 +53,7 @@ for kind in $kinds; do
 		fail "$kind: git apply: $(cat "$work/apply.out")"
 	expect_rc 0 "$W" diff "$x" "$ws" >"$work/left"
 	[ ! -s "$work/left" ] || fail "$kind: not the workspace: $(cat "$work/left")"
-	expect_rc 0 "$W" unmount "$ws"
+	expect_rc 0 "$W" unmount --discard "$ws"
 	rm -rf "$x"
 done
 echo "PASS: $name ($kinds)"

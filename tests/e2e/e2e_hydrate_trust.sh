@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end regression for issue 12, item 1 (policy.md section 11): unmount
+# SPDX-License-Identifier: MIT
+# End-to-end regression (policy.md section 11): unmount
 # and hydrate act only on what hydrate made. 'wsnap unmount WS' used to
 # trust '.WS.wsnap/state' wholesale and remove the trees it named, and a
 # failed hydrate removed a '.DIR.wsnap-work' it had not made. Here a state

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end regression for issue 15, item 1 (no silent loss): 'wsnap
+# SPDX-License-Identifier: MIT
+# End-to-end regression (no silent loss): 'wsnap
 # unmount WS' deleted every change of a hydrated workspace without asking.
 # Now a workspace whose own upper directory holds changes is refused: exit
 # 4, one line saying how many paths changed (singular and plural) with the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# End-to-end, issue 12 item 6: names that an overlay treats specially.
+# SPDX-License-Identifier: MIT
+# End-to-end: names that an overlay treats specially.
 # fuse-overlayfs takes every name that starts with '.wh.' for a whiteout or
 # an opaque marker ('.wh.foo' hid foo, '.wh.dir' hid dir, a bare '.wh.'
 # emptied the root), and the fast 'wsnap diff ARCHIVE WORKSPACE' said
@@ -65,7 +66,7 @@ for kind in $kinds; do
 		touch "$ws/.wh.new"
 		mkdir "$ws/.wh.d" "$ws/.wh.d/.wh..wh..opq"
 		same_as_full "$ws"
-		expect_rc 0 "$W" unmount "$ws"
+		expect_rc 0 "$W" unmount --discard "$ws"
 		ar=$plain
 		;;
 	fuse)
@@ -97,7 +98,7 @@ for kind in $kinds; do
 			same_as_full "$ws"
 			rm -rf "${ws:?}/${!#}" "$ws/hard"
 		done
-		expect_rc 0 "$W" unmount "$ws"
+		expect_rc 0 "$W" unmount --discard "$ws"
 
 		# 4. a given upper directory with '.wh.' names of its own
 		for setup in "touch .wh.README" "touch .wh." \

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: the index cache and sidecars (cli.md "Snapshot indexes").
 # A cached index answers exactly as a fresh validation; an archive
 # rewritten in place with its size and mtime put back is not served from

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # 'DESTDIR=... cmake --install' of the build: exactly the program, its two
 # man pages, the mount(8) helper, the bash completion, README.md, LICENSE
 # and doc/*.md, under the configured GNUInstallDirs; and the installed

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: the limits of policy.md section 5, through the wsnap program.
 #
 # Each limit is reached with its reason and the member that crossed it
@@ -11,14 +12,14 @@
 #  - decompression: a member declaring 100 GiB in front of 40 GiB of zeros
 #    (1.3 MB of zstd), the same with a pax size in gzip, and in 10 KB of
 #    bzip2, whose data is not decoded once the member is refused;
-#  - after the end marker (issue 12): at most 4 MiB may follow it, from a
+#  - after the end marker: at most 4 MiB may follow it, from a
 #    file or a pipe; 40 GiB of zeros in zstd and 2.4 GiB in 3 KB of bzip2
 #    (14 s of CPU when decoded to the end) are refused in milliseconds;
-#  - extension headers (issue 12): 1000 members with 500 KiB pax
+#  - extension headers: 1000 members with 500 KiB pax
 #    comments, refused under --max-total-size 0 and by it when exported;
-#  - index memory (issue 12): 50,000 symlinks with 4 KB paths and targets,
+#  - index memory: 50,000 symlinks with 4 KB paths and targets,
 #    within the default --max-index-size and refused under a lower one;
-#  - decompressor memory (issue 12): an xz block declaring a 4 GiB
+#  - decompressor memory: an xz block declaring a 4 GiB
 #    dictionary in front of 1 GiB of zeros (190 KB; 1 GB of memory without
 #    a limit), the largest dictionary allowed (128 MiB, read in bounded
 #    memory) and the next (refused), and the same for zstd windows.
@@ -289,7 +290,7 @@ measure "zstd, 144 MiB window (the next size)" "$small_kib" 3 "$invalid" \
 	"$WSNAP_BIN" check "$tmp/win144m.tar.zst" </dev/null
 
 # ------------------------------------------------- extension headers
-# 1000 members with 500 KiB pax comments (issue 12: spilled 500 MB under
+# 1000 members with 500 KiB pax comments (spilled 500 MB under
 # --max-total-size 0): each counts 512 + 512512 bytes of headers
 python3 "$stream" pax-comments 1000 500 | zstd -q -c >"$tmp/comments.tar.zst"
 [ "$(stat -c %s "$tmp/comments.tar.zst")" -lt $((256 << 10)) ] ||
@@ -305,7 +306,7 @@ measure "the same, default limits (500 MB of headers)" "$small_kib" 0 - \
 # ------------------------------------------------- index memory
 # 50,000 symlinks, paths of 3,864 bytes (one directory of 16 components)
 # and targets of 3,999: 96 + 3,865 + 4,000 = 7,961 bytes of index each
-# (398 MB; 600 MB peak before the targets were no longer copied, issue 12).
+# (398 MB; 600 MB peak before the targets were no longer copied).
 # The default bound (1 GiB) holds them. Under 64 MiB the directories take
 # 16 x 96 + 241 x (1 + ... + 16) = 34,312 bytes, so 8,425 links fit and
 # the 8,426th is refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 'wsnap mount' of a rich snapshot from a plain, gzip, xz,
 # bzip2 and zstd archive, compared member by member with the archive's own
 # members and bytes and with 'wsnap ls --json'; writes fail with EROFS; a

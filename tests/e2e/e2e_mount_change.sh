@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: a mounted archive rewritten in place with the same size and
 # its mtime put back (what 'rsync --inplace -t' does) keeps its size, inode
-# and mtime; only its ctime changes. Issue 12 item 7: such an archive was
+# and mtime; only its ctime changes. Such an archive was
 # served with its new bytes. Every read the kernel does not answer from
 # pages it already holds must now fail with EIO, before and after the page
 # cache is dropped, and no byte read may differ from the snapshot's.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: a mount under faults. The archive truncated, rewritten or
 # deleted after mount; a busy mount refused by unmount and detached by
 # --lazy; a daemon killed with SIGKILL, cleared by 'wsnap unmount' and
@@ -61,7 +62,7 @@ expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 # 4. the archive deleted after mount: the daemon holds its descriptor. A
 #    compressed archive is served from the spill file as before; deleting
 #    a plain one sets its ctime, which a rewrite with the mtime put back
-#    also does (issue 12 item 7): what is not cached reads as EIO, and what
+#    also does: what is not cached reads as EIO, and what
 #    is cached is still the snapshot's
 cp "$work/snap.tar.xz" "$work/del-snap.tar.xz"
 newmnt mnt-del-xz

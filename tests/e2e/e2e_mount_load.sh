@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: a mount under load and faults.
 #  1. 64 concurrent readers (8 processes x 8 threads) for 30 seconds over
 #     3,000 files of a plain archive, every byte checked, no error; the

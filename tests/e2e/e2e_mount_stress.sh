@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # End-to-end: 16 threads read random ranges of random files of a mount for
 # several seconds, every byte checked against the archive; from a plain and
 # from a zstd archive.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # The Debian package: 'dpkg-buildpackage -us -uc -b' in a copy of the source
 # tree builds a .deb that passes lintian without errors and holds the
 # program, the mount(8) helper, both man pages, the bash completion and the
@@ -75,6 +76,8 @@ doc=usr/share/doc/wsnap
 for f in usr/bin/wsnap usr/sbin/mount.fuse.wsnap \
 	usr/share/man/man1/wsnap.1.gz usr/share/man/man8/mount.fuse.wsnap.8.gz \
 	usr/share/bash-completion/completions/wsnap \
+	usr/lib/python3/dist-packages/wsnap/__init__.py \
+	usr/lib/python3/dist-packages/wsnap/py.typed \
 	$doc/copyright $doc/changelog.Debian.gz; do
 	[ -f "$root/$f" ] || fail "the package lacks /$f"
 done

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Capturing stdout and stderr (capture.h). */
 #include "capture.h"
 

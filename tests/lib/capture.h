@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: what a piece of code writes to stdout and stderr, captured
  * (through temporary files dup'ed over the descriptors) between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test support: small directory trees on disk (fstree.h). */
 #include "fstree.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: small directory trees on disk (for the walker, pack and
  * diff tests). Every function aborts the test (cmocka fail) on an error.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Helper of the hydrate end-to-end tests (tests/e2e/e2e_hydrate*.sh).
 
   compare ARCHIVE WS [LSJSON]

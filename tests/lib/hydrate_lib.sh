@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by tests/e2e/e2e_hydrate*.sh, after mount_lib.sh: the rich snapshot
 # $ar, the overlay kinds to test ($kinds: kernel as root, fuse where
 # fuse-overlayfs is installed), what is mounted where (type_at, gone), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Raw members fed straight into the builder, for the policy and index
  * tests: every rule can be exercised without writing an archive.
@@ -9,6 +10,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "array.h"
 
 struct tm_member {
 	char type; /* f file, d dir, l symlink, h hardlink, o other */
@@ -48,7 +50,7 @@ struct tm_member {
 	{                                                                      \
 		'f', (n), NULL, (s), 0, 0, 0, 0644, NULL, 0, 0                 \
 	}
-#define TM_N(a) (sizeof(a) / sizeof((a)[0]))
+#define TM_N(a) ARRAY_SIZE(a)
 
 static inline void tm_raw(const struct tm_member *t, struct wsnap_raw_member *m)
 {

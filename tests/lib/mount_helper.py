@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Helper of the mount end-to-end tests (tests/e2e/e2e_mount*.sh).
 
   make DIR               rich benign snapshot DIR/snap.tar (+ .tar.gz,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Sourced by tests/e2e/e2e_mount*.sh: FUSE availability, a scratch directory,
 # and mounts that are always taken down on exit, failure included.
 set -euo pipefail

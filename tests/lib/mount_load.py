@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """Load on a wsnap mount, for tests/e2e/e2e_mount_load.sh.
 
     mount_load.py make DIR NFILES

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test support: diff sides (sides.h). */
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Test support: the two kinds of diff side (diff.h) over a directory or
  * an archive, and a pair of trees to compare, for the diff and patch

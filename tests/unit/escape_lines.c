@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * escape_lines: the escaping of tools/json.c (what ls, diff and error
  * messages print) on names read from standard input, for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/index/build.c: the reader and the builder run as a
  * pipeline (batches of members handed between two threads), and the outcome
@@ -320,7 +321,7 @@ static void change_at_end(void *ctx, uint64_t done, uint64_t total)
 }
 
 /*
- * Issue 12 item 7: the archive's identity was taken after it had been
+ * The archive's identity was taken after it had been
  * read, so a change made while it was read (here: once it has been read,
  * before the index takes it) was recorded as the archive judged, and its
  * new bytes were served. The identity is taken before the read and must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of caseless keys (core/base/casefold.c) and the folded view of
  * an index (core/index/fold.c): which names are one name on a case-folding,

@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/opts.c: the policy options (strict numbers, size
  * suffixes, ranges, configured paths) as the parser applies them, error
  * reporting (the policy format, hint lines, I/O messages, the --json
  * objects) and usage errors, also those of a subcommand's command line;
  * the common options; did-you-mean and the version lines.
+ *
+ * Over 800 lines: one test program per unit (the style guide); the cases
+ * share the in-process runner and output capture here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 #include "json.h"
 #include "opts.h"
 #include "suggest.h"
+#include "array.h"
 
 /*
  * Parses 'cmd opt arg' (arg NULL: 'cmd opt') with the policy options alone,
@@ -104,7 +109,7 @@ static void test_cli_limits_size_suffixes(void **state)
 	size_t i;
 
 	wsnap_policy_init(&p);
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
 		assert_int_equal(apply(&p, "--max-total-size", ok[i].arg, &c),
 				 1);
 		assert_true(p.max_total_size == ok[i].want);
@@ -153,7 +158,7 @@ static void test_cli_limits_rejects_bad_numbers(void **state)
 	size_t i;
 
 	wsnap_policy_init(&p);
-	for (i = 0; i < sizeof(bad_count) / sizeof(bad_count[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_count); i++) {
 		assert_int_equal(apply(&p, "--max-members", bad_count[i], &c),
 				 -1);
 		assert_true(strncmp(c.stderr_text,
@@ -171,7 +176,7 @@ static void test_cli_limits_rejects_bad_numbers(void **state)
 				 -1);
 	}
 	assert_int_equal(apply(&p, "--max-depth", "unlimited", &c), -1);
-	for (i = 0; i < sizeof(bad_bytes) / sizeof(bad_bytes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad_bytes); i++) {
 		assert_int_equal(
 			apply(&p, "--max-total-size", bad_bytes[i], &c), -1);
 		assert_true(p.max_total_size == WSNAP_DEFAULT_MAX_TOTAL_SIZE);
@@ -330,7 +335,7 @@ static void test_cli_report_limit_hints(void **state)
 	char want[512];
 	size_t i;
 
-	for (i = 0; i < sizeof(limits) / sizeof(limits[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(limits); i++) {
 		wsnap_error_reject(&err, "m", "%s", limits[i].reason);
 		assert_int_equal(report(&err, false, &c), 3);
 		snprintf(want, sizeof(want),
@@ -338,7 +343,7 @@ static void test_cli_report_limit_hints(void **state)
 			 limits[i].reason, limits[i].option);
 		assert_true(strncmp(c.stderr_text, want, strlen(want)) == 0);
 	}
-	for (i = 0; i < sizeof(no_hint) / sizeof(no_hint[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(no_hint); i++) {
 		wsnap_error_reject(&err, "m", "%s", no_hint[i]);
 		report(&err, false, &c);
 		assert_null(strstr(c.stderr_text, "hint"));
@@ -726,7 +731,7 @@ static void test_cli_every_command_common(void **state)
 	struct ts_capture c;
 	size_t i;
 
-	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
 		char *help[] = {(char *)names[i], "--help", NULL};
 		char *bad[] = {(char *)names[i], "-q",	    "-v", "--json",
 			       "--no-progress",	 "--bogus", NULL};
@@ -821,14 +826,14 @@ static void test_cli_did_you_mean(void **state)
 	static const char *const none[] = {
 		"x", "l", "rm", "cat", "zzzzzz", "no-such-command", ""};
 	const char *out[WSNAP_SUGGEST_MAX];
-	size_t i, n = sizeof(names) / sizeof(names[0]);
+	size_t i, n = ARRAY_SIZE(names);
 	char big[200];
 
-	for (i = 0; i < sizeof(one) / sizeof(one[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(one); i++) {
 		assert_int_equal(wsnap_suggest(one[i].typed, names, n, out), 1);
 		assert_string_equal(out[0], one[i].want);
 	}
-	for (i = 0; i < sizeof(none) / sizeof(none[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(none); i++)
 		assert_int_equal(wsnap_suggest(none[i], names, n, out), 0);
 	/* ties: every name at the smallest distance */
 	assert_int_equal(wsnap_suggest("mount_",

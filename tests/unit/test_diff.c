@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of ops/diff.c: the comparison of two sides. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +22,7 @@
 #include "sides.h"
 #include "support.h"
 #include "tree.h"
+#include "array.h"
 
 enum kind { DIR_SIDE, ARCHIVE_SIDE };
 
@@ -424,12 +426,12 @@ static void test_diff_many_small_files(void **state)
 			buf[k] = (char)('a' + (i + k) % 26);
 		snprintf(name, sizeof(name), "d/f%04zu", i);
 		ft_put(t->a, name, buf, len, 0644);
-		for (k = 0; k < sizeof(changed) / sizeof(changed[0]); k++)
+		for (k = 0; k < ARRAY_SIZE(changed); k++)
 			if ((size_t)changed[k] == i && len)
 				buf[len - 1] ^= 0x20;
 		ft_put(t->b, name, buf, len, 0644);
 	}
-	for (k = 0; k < sizeof(changed) / sizeof(changed[0]); k++) {
+	for (k = 0; k < ARRAY_SIZE(changed); k++) {
 		if ((changed[k] * 7919) % 1500 == 0)
 			continue;
 		snprintf(name, sizeof(name), "M d/f%04d\n", changed[k]);

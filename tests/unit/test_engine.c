@@ -1,9 +1,13 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the policy engine (core/policy: engine.c, rules.c,
  * resolve.c) through engine.h: every rule of policy.md sections 3, 4, 5 and
  * 8 with its reason string byte for byte, members fed directly. The rules
  * and the resolver are tested here through the engine, as the spec states
  * them: in context, with the evaluation order that decides which rule wins.
+ *
+ * Over 800 lines: one test program per unit (the style guide), and the
+ * policy engine has a rule per section of policy.md, each with its cases.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -615,7 +619,7 @@ static void test_engine_walk_parent_through_symlink(void **state)
 }
 
 /*
- * Issue 12.3: the walk compared names byte for byte only, so this pair
+ * The walk compared names byte for byte only, so this pair
  * passed, and exported onto a case-insensitive directory 'S' is 's' and
  * 'link' leads two levels above the root.
  */
@@ -804,7 +808,7 @@ static void test_engine_limit_implicit_dirs(void **state)
 /*
  * [wsnap] The index size (--max-index-size): every entry a member adds is
  * charged (index_impl.h), at N allowed, at N + 1 not. 50,000 symlinks with
- * 4 KB paths and targets took 600 MB (issue 12).
+ * 4 KB paths and targets took 600 MB.
  */
 static void test_engine_limit_index_size(void **state)
 {
@@ -887,7 +891,7 @@ static void test_engine_limit_index_deep_names(void **state)
 /*
  * [wsnap] Extension headers count against --max-total-size with file data
  * (what a spill file stores): 1000 members with 500 KB pax comments spilled
- * 500 MB under --max-total-size 0 (issue 12). Root entries count their
+ * 500 MB under --max-total-size 0. Root entries count their
  * extension headers too; skipped members count nothing.
  */
 static void test_engine_limit_total_size_ext_bytes(void **state)

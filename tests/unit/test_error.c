@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of core/base/error.c: the one error type. */
 #include <setjmp.h>
 #include <stdarg.h>

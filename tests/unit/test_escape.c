@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/base/escape.c: repr, bare and JSON escaping of names
  * (policy.md section 2, cli.md).
@@ -20,6 +21,7 @@
 
 #include "escape.h"
 #include "unicode_table.h"
+#include "array.h"
 
 struct case_ {
 	const char *in;
@@ -94,9 +96,7 @@ static void test_escape_repr_matches_python(void **state)
 	char out[256];
 	size_t i, n;
 
-	for (i = 0;
-	     i < sizeof(python_repr_cases) / sizeof(python_repr_cases[0]);
-	     i++) {
+	for (i = 0; i < ARRAY_SIZE(python_repr_cases); i++) {
 		const struct case_ *c = &python_repr_cases[i];
 
 		assert_true(WSNAP_ESCAPE_CAP(c->len) <= sizeof(out));
@@ -107,7 +107,7 @@ static void test_escape_repr_matches_python(void **state)
 }
 
 /*
- * Issue 12, item 8: names that print like other names or reorder the line
+ * Names that print like other names or reorder the line
  * (U+00A0, U+200B, U+202E, U+2028) came out raw. Python's repr escapes
  * every code point that str.isprintable() rejects, and so does wsnap.
  * Checked against CPython 3.11 (Unicode 14.0.0).
@@ -143,9 +143,7 @@ static void test_escape_repr_nonprintable_unicode(void **state)
 	char out[256];
 	size_t i, n;
 
-	for (i = 0; i < sizeof(python_nonprintable_cases) /
-				sizeof(python_nonprintable_cases[0]);
-	     i++) {
+	for (i = 0; i < ARRAY_SIZE(python_nonprintable_cases); i++) {
 		const struct case_ *c = &python_nonprintable_cases[i];
 
 		n = wsnap_escape_repr(out, c->in, c->len);
@@ -184,7 +182,7 @@ static void test_escape_printable_boundaries(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(cps) / sizeof(cps[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cps); i++) {
 		if (wsnap_escape_printable(cps[i].cp) != cps[i].printable)
 			fail_msg("U+%04X: want printable %d",
 				 (unsigned)cps[i].cp, cps[i].printable);
@@ -205,7 +203,7 @@ static void test_escape_printable_boundaries(void **state)
 static void test_escape_table_well_formed(void **state)
 {
 	const struct wsnap_unicode_range *r = wsnap_unicode_nonprintable;
-	size_t n = sizeof(wsnap_unicode_nonprintable) / sizeof(r[0]), i;
+	size_t n = ARRAY_SIZE(wsnap_unicode_nonprintable), i;
 
 	assert_true(n > 100);
 	assert_int_equal(r[0].first, 0);
@@ -313,9 +311,7 @@ static bool ref_printable(uint32_t cp)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(wsnap_unicode_nonprintable) /
-				sizeof(wsnap_unicode_nonprintable[0]);
-	     i++)
+	for (i = 0; i < ARRAY_SIZE(wsnap_unicode_nonprintable); i++)
 		if (cp >= wsnap_unicode_nonprintable[i].first &&
 		    cp <= wsnap_unicode_nonprintable[i].last)
 			return false;

@@ -1,7 +1,8 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/base/fileid.c: which changes an identity tells apart,
  * when a ctime is too recent to be trusted, and that a settled identity
- * sees an in-place rewrite whose mtime was put back (issue 12 item 7).
+ * sees an in-place rewrite whose mtime was put back.
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -140,7 +141,7 @@ static void test_fileid_future_and_absurd_ctimes_are_not_racy(void **state)
 }
 
 /*
- * The attack of issue 12 item 7 on a real file: written, its identity
+ * The attack on a real file: written, its identity
  * settled, then rewritten in place with the same size and its mtime put
  * back (rsync --inplace -t). The identity taken afterwards differs.
  */

@@ -1,7 +1,11 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the FUSE layer's answers (fs/fs.c): the wsnap_fs_do_*()
  * functions against an index built from an archive made in memory. No
  * mount is needed; tests/e2e/e2e_mount*.sh mount for real.
+ *
+ * Over 800 lines: one test program per unit (the style guide); the cases
+ * share the index and reply fixtures here.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 #include "fs.h"
 #include "index.h"
 #include "support.h"
+#include "array.h"
 
 #define BIG_LEN (3u << 20) /* spans several reads of 128 KiB */
 #define UID	1234
@@ -331,8 +336,8 @@ static void test_fs_readdir_lists_dots_then_sorted_children(void **state)
 	assert_int_equal(wsnap_fs_do_opendir(&f->fs, 1), 0);
 	assert_int_equal(wsnap_fs_do_readdir(&f->fs, 1, 0, false, collect, &l),
 			 0);
-	assert_int_equal(l.count, sizeof(want) / sizeof(want[0]));
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	assert_int_equal(l.count, ARRAY_SIZE(want));
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		assert_string_equal(l.names[i], want[i]);
 		assert_int_equal(l.next[i], (off_t)i + 1);
 		assert_int_equal(l.inos[i], 0); /* plain readdir: no lookups */
@@ -458,7 +463,7 @@ static void check_reads(struct fixture *f, bool spliced)
 	assert_memory_equal(buf, f->big + 5, n);
 	assert_false(fd_plan);
 	/* long: spliced from a spill file, else from memory */
-	for (i = 0; i < sizeof(offs) / sizeof(offs[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
 		n = read_via(f, big, 131072, (off_t)offs[i], buf, &fd_plan);
 		assert_int_equal(n, 131072);
 		assert_memory_equal(buf, f->big + offs[i], n);
@@ -475,7 +480,7 @@ static void check_reads(struct fixture *f, bool spliced)
 }
 
 /*
- * Issue 12 item 7: a reply spliced from the archive hands the kernel
+ * A reply spliced from the archive hands the kernel
  * references to the archive's pages, which whoever may write the archive
  * can change after the check and before the reader gets them. The archive
  * itself is read into memory and checked after the read.
@@ -553,7 +558,7 @@ static void test_fs_read_of_rewritten_archive_is_eio(void **state)
 }
 
 /*
- * Issue 12 item 7: rewritten in place with the same size and the mtime put
+ * Rewritten in place with the same size and the mtime put
  * back (rsync --inplace -t), the archive kept its size, inode and mtime, and
  * the check served the new bytes. Only its ctime tells: every read, long or
  * short, is EIO.

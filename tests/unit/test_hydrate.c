@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of the state of hydrated workspaces (workspace/hydrate*.c),
  * without any mount.
  *
- * Regression (issue 12, item 1): 'wsnap unmount WS' trusted the state file
+ * Regression: 'wsnap unmount WS' trusted the state file
  * in '.WS.wsnap' wholesale and removed the trees its 'work' and 'upper'
  * lines named, so that anyone able to make an entry beside the workspace
  * (a sticky /tmp, a shared directory) made root's unmount delete any tree;
@@ -29,6 +30,7 @@
 #include "fstree.h"
 #include "hydrate.h"
 #include "support.h"
+#include "array.h"
 
 #define POLICY_HEX "0123456789abcdef0123456789abcdef"
 #define NOBODY	   65534
@@ -177,7 +179,7 @@ static void test_hydrate_state_dir_writable(void **state)
 
 	assert_int_equal(mkdir(f->sd, 0700), 0);
 	forge_in(f, f->sd, "");
-	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
 		assert_int_equal(chmod(f->sd, modes[i]), 0);
 		refused(f, f->sd);
 		assert_string_equal(err.reason,
@@ -271,7 +273,7 @@ static void test_hydrate_state_malformed(void **state)
 	pathf(work, f->sd, "work");
 	ft_mkdir(f->sd, "work");
 	ft_put_str(f->sd, "work/mine", "x\n");
-	for (i = 0; i < sizeof(extras) / sizeof(extras[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(extras); i++) {
 		write_state(f->sd, f->ws, lower, upper, 1, work, extras[i]);
 		refused(f, f->sd);
 		assert_true(exists(f->sd, "work/mine"));
@@ -418,7 +420,7 @@ static void test_hydrate_rollback_state_dir_replaced(void **state)
 	wsnap_hydrate_state_release(&st);
 }
 
-/* ---- what unmount would lose (issue 15, item 1) ---- */
+/* ---- what unmount would lose ---- */
 
 /* The changes of upper over lower, both plain directories under base. */
 static uint64_t count(struct fx *f, enum wsnap_status want)
@@ -433,7 +435,7 @@ static uint64_t count(struct fx *f, enum wsnap_status want)
 	ufd = open(u, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(lfd >= 0 && ufd >= 0);
 	wsnap_error_clear(&err);
-	assert_int_equal(wsnap_hydrate_count_changes(lfd, l, ufd,
+	assert_int_equal(wsnap_hydrate_count_changes(lfd, l, ufd, -1,
 						     WSNAP_UPPER_OVERLAYFS,
 						     f->ws, &n, &err),
 			 want);

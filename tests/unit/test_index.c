@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/index/index.c: the frozen index (inos, implicit
  * directories, children, lookups, presented metadata, stats, memory) and data

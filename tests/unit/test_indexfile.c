@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of index files (core/index/indexfile.c, sidecar.c, ixf.c) and
  * the cache directory (core/cache/cache.c): a cache entry gives back the

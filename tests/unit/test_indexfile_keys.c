@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of what an index file must carry besides the tree: the case
  * dependencies of its symlinks, so that export refuses a cached or sidecar

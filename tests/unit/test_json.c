@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/json.c: escaped names on streams (long ones in
  * pieces), exact time formatting, the JSON line writer, and the summary
@@ -15,6 +16,7 @@
 #include "escape.h"
 #include "json.h"
 #include "opts.h"
+#include "array.h"
 
 /* A memory stream and what was written to it. */
 struct mem {
@@ -85,7 +87,7 @@ static void test_json_put_escaped_long_equals_whole(void **state)
 	char *s = malloc(len);
 
 	assert_non_null(s);
-	for (f = 0; f < sizeof(fillers) / sizeof(fillers[0]); f++) {
+	for (f = 0; f < ARRAY_SIZE(fillers); f++) {
 		size_t fl = strlen(fillers[f]);
 
 		for (shift = 0; shift < 5; shift++) {

@@ -1,8 +1,9 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of workspace/mountpoint.c and the source of a snapshot mount
  * (workspace/snapshot.c), without any mount.
  *
- * Regression (issue 15, item 4): every mount showed 'wsnap' as its source,
+ * Regression: every mount showed 'wsnap' as its source,
  * and a missing mountpoint was an error. The source option must reach
  * libfuse as the exact path (commas and backslashes in it too); a made
  * mountpoint is removed only when its marker is trusted and names that
@@ -27,6 +28,7 @@
 #include "mountpoint.h"
 #include "snapshot.h"
 #include "support.h"
+#include "array.h"
 
 static struct wsnap_error err;
 
@@ -69,7 +71,7 @@ static void test_mountpoint_source_escaped(void **state)
 	size_t i;
 	char *got;
 
-	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(paths); i++) {
 		got = parsed_source(paths[i], NULL);
 		assert_string_equal(got, paths[i]);
 		free(got);

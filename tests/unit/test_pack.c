@@ -1,4 +1,10 @@
-/* Unit tests of ops/pack.c and the walker of ops/tree.c. */
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of ops/pack.c and the walker of ops/tree.c.
+ *
+ * Over 800 lines: one test program per unit (the style guide); pack's and
+ * the walker's cases share the tree builders here.
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +34,7 @@
 #include "fstree.h"
 #include "support.h"
 #include "tree.h"
+#include "array.h"
 
 /* ---- helpers ---- */
 
@@ -168,7 +175,7 @@ static void test_pack_members_sorted_with_metadata(void **state)
 	wsnap_policy_init(&p);
 	assert_int_equal(pack_dir(d, &p, WSNAP_PACK_NONE, fd, &err), WSNAP_OK);
 	n = read_members(fd, m, 32);
-	assert_int_equal(n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(n, ARRAY_SIZE(want));
 	for (i = 0; i < n; i++)
 		assert_string_equal(m[i].name, want[i]);
 	/* the root is a directory, listed first */
@@ -755,7 +762,7 @@ static void test_pack_compress_names(void **state)
 	enum wsnap_pack_compress c;
 	size_t i;
 
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
 		int rc = wsnap_pack_compress_for(names[i].out, &c);
 
 		if (names[i].want < 0) {
@@ -774,7 +781,7 @@ static void test_pack_compress_names(void **state)
 		char all[] = WSNAP_PACK_COMPRESS_NAMES "|";
 		char *w = all, *bar;
 
-		for (i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(order); i++) {
 			bar = strchr(w, '|');
 			assert_non_null(bar);
 			*bar = '\0';
@@ -790,7 +797,7 @@ static void test_pack_compress_names(void **state)
 }
 
 /*
- * Issue 15, item 2: 'p.tar.bz2' and 'p.tar.lz4' were written as plain
+ * 'p.tar.bz2' and 'p.tar.lz4' were written as plain
  * tars. Packed by name, each is its compression (magic bytes) and reads
  * back through the index builder, which names the compression.
  */

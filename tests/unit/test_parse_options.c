@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of tools/parse_options.c, on a table of every kind: unknown
  * and ambiguous options, missing and unwanted arguments, '--opt=value' and
@@ -18,6 +19,7 @@
 #include "capture.h"
 #include "opts.h"
 #include "parse_options.h"
+#include "array.h"
 
 struct inner {
 	bool deep;
@@ -220,7 +222,7 @@ static void test_parse_options_argument_forms(void **state)
 	size_t i;
 	int n;
 
-	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		assert_int_equal(parse(&t, cases[i].argv, &n, &c),
 				 WSNAP_OPTIONS_RUN);
 		assert_non_null(t.out);
@@ -331,7 +333,7 @@ static void test_parse_options_number_bounds(void **state)
 	assert_int_equal(t.count, 100);
 	assert_int_equal(number(&t, "-n", "0099", &c), WSNAP_OPTIONS_RUN);
 	assert_int_equal(t.count, 99);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(number(&t, "--count", bad[i], &c), 2);
 		assert_int_equal(t.count, 0);
 		assert_true(strncmp(c.stderr_text,
@@ -391,12 +393,12 @@ static void test_parse_options_byte_sizes(void **state)
 	struct toy t;
 	size_t i;
 
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
 		assert_int_equal(number(&t, "--size", ok[i].arg, &c),
 				 WSNAP_OPTIONS_RUN);
 		assert_true(t.size == ok[i].want);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(number(&t, "--size", bad[i], &c), 2);
 		assert_true(t.size == 0);
 		assert_non_null(strstr(c.stderr_text,

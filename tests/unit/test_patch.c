@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/patch.c and ops/patch_stat.c: git's path quoting, the
  * lines wsnap writes around libgit2's diffs, files over max_size, and the

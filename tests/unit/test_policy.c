@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of core/policy/options.c: options, normalization, within, file
  * modes, copies. */
 #include <setjmp.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of core/tar/reader.c: every tar flavour and compression, from a
  * seekable memfd and from a pipe, the raw typeflags, data offsets, and the
@@ -27,6 +28,7 @@
 
 #include "reader.h"
 #include "support.h"
+#include "array.h"
 
 /* ---- recording callback ------------------------------------------------- */
 
@@ -413,7 +415,7 @@ static void test_reader_ustar_typeflags(void **state)
 	};
 	size_t i;
 
-	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
 		bool link = want[i].tf == '1' || want[i].tf == '2';
 
 		ts_add_raw_member(a, want[i].name, want[i].tf, 0640,
@@ -423,7 +425,7 @@ static void test_reader_ustar_typeflags(void **state)
 	tar = ts_archive_finish(a, 1, &len);
 	run_bytes(&run, tar, len, SRC_MEMFD, true);
 	assert_int_equal(run.st, WSNAP_OK);
-	assert_int_equal(run.rec.n, sizeof(want) / sizeof(want[0]));
+	assert_int_equal(run.rec.n, ARRAY_SIZE(want));
 	assert_false(run.res.spilled);
 	assert_string_equal(run.res.compression, "none");
 	for (i = 0; i < run.rec.n; i++) {
@@ -692,7 +694,7 @@ static const uint64_t sparse_runs[][2] = {
 	{0, 512},     {4096, 512},  {10000, 1024}, {20000, 1536},
 	{30000, 512}, {40000, 512}, {50000, 1000}, {60000, 0},
 };
-#define SPARSE_N    (sizeof(sparse_runs) / sizeof(sparse_runs[0]))
+#define SPARSE_N    (ARRAY_SIZE(sparse_runs))
 #define SPARSE_SIZE 60000u
 
 static void test_reader_gnu_sparse(void **state)
@@ -871,7 +873,7 @@ static void test_reader_sparse_bad_maps(void **state)
 	unsigned char *tar;
 	struct ts_archive *a;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		a = ts_archive_new();
 		add_gnu_sparse(a, "s", bad[i].size, bad[i].runs, bad[i].n, 0);
 		tar = ts_archive_finish(a, 1, &len);
@@ -905,7 +907,7 @@ static void test_reader_sparse_bad_maps(void **state)
 /* ---- compression, pipes, spill ------------------------------------------ */
 
 static const char *const filters[] = {"gzip", "bzip2", "xz", "zstd", "lz4"};
-#define NFILTERS (sizeof(filters) / sizeof(filters[0]))
+#define NFILTERS (ARRAY_SIZE(filters))
 
 /* Two files, one bigger than any buffer, and a pax header between. */
 static unsigned char *sample_archive(size_t *len, unsigned char **big,
@@ -1438,7 +1440,7 @@ static void test_reader_bad_pax(void **state)
 	unsigned char *tar;
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		size_t vlen =
 			strcmp(bad[i][0], "path") == 0 ? 3 : strlen(bad[i][1]);
 
@@ -1457,7 +1459,7 @@ static void test_reader_bad_pax(void **state)
 			"9 =path\n",
 		};
 
-		for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(bodies); i++) {
 			size_t blen = strlen(bodies[i]);
 
 			if (i == 3)
@@ -1488,7 +1490,7 @@ static void test_reader_bad_pax(void **state)
 			"26 GNU.sparse.numblocks=1\n",
 		};
 
-		for (i = 0; i < sizeof(globals) / sizeof(globals[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(globals); i++) {
 			a = ts_archive_new();
 			add_ext(a, 'g', globals[i], strlen(globals[i]));
 			ts_add_raw_member(a, "f", '0', 0644, "x", 1, NULL);
@@ -1510,7 +1512,7 @@ static void test_reader_good_pax_numbers(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -1547,7 +1549,7 @@ static void test_reader_ambiguous_headers(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -1609,7 +1611,7 @@ static unsigned char *size_without_data(const struct size_case *c, size_t *len)
 }
 
 /*
- * Bug (issue 12, item 10): a ustar directory with a size field and no data
+ * Bug: a ustar directory with a size field and no data
  * (CPython's testtar.tar, 'ustar/dirtype-with-size') was an invalid
  * stream, though tarfile, GNU tar and bsdtar all read it and the members
  * after it alike: none of them skips a directory's data. The same holds
@@ -1650,7 +1652,7 @@ static void test_reader_size_without_data(void **state)
 	struct run run;
 	int s;
 
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
 		tar = size_without_data(&good[i], &len);
 		first = good[i].pax_before;
 		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
@@ -1670,7 +1672,7 @@ static void test_reader_size_without_data(void **state)
 		}
 		free(tar);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = size_without_data(&bad[i], &len);
 		expect_invalid(tar, len);
 		free(tar);
@@ -1805,7 +1807,7 @@ static void test_reader_repeated_extension_headers(void **state)
 		{0},
 	};
 
-	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	expect_invalid_exts(cases, ARRAY_SIZE(cases));
 	/* one of each kind is fine */
 	expect_exts_names(one_each, "long-name", "long-target");
 }
@@ -1834,7 +1836,7 @@ static void test_reader_two_name_sources(void **state)
 		{0},
 	};
 
-	expect_invalid_exts(cases, sizeof(cases) / sizeof(cases[0]));
+	expect_invalid_exts(cases, ARRAY_SIZE(cases));
 	expect_exts_names(path_first, "n", NULL);
 }
 
@@ -1879,7 +1881,7 @@ static void test_reader_prefix_without_ustar_magic(void **state)
 	expect_invalid(tar, len);
 	free(tar);
 	/* libarchive joins the prefix under "ustar" and any byte but GNU's,
-	 * GNU tar only under "ustar\0" (issue 12, item 2) */
+	 * GNU tar only under "ustar\0" */
 	tar = prefixed_member("ustarX00", "etc", NULL, &len);
 	expect_invalid(tar, len);
 	free(tar);
@@ -2060,7 +2062,7 @@ static void test_reader_negative_pax_mtime(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
 		int global;
 
 		for (global = 0; global < 2; global++) {
@@ -2106,7 +2108,7 @@ static unsigned char *field_archive(size_t off, const void *val, size_t n,
  * and end the archive there, silently (the members after it are
  * libarchive's alone); "1_0", "0o10", "+10" it reads as numbers
  * libarchive does not see. Every number field of every header block.
- * And (issue 12, item 2) GNU tar skips a leading NUL: "\0" "0001000" in
+ * And GNU tar skips a leading NUL: "\0" "0001000" in
  * a size field is 512 bytes of data to it, none to the others.
  */
 static void test_reader_number_fields_as_tarfile(void **state)
@@ -2145,8 +2147,8 @@ static void test_reader_number_fields_as_tarfile(void **state)
 	unsigned char *tar;
 	size_t f, v, len;
 
-	for (f = 0; f < sizeof(fields) / sizeof(fields[0]); f++) {
-		for (v = 0; v < sizeof(vals) / sizeof(vals[0]); v++) {
+	for (f = 0; f < ARRAY_SIZE(fields); f++) {
+		for (v = 0; v < ARRAY_SIZE(vals); v++) {
 			/* sizes other than 1 would misplace the data */
 			if (fields[f][0] == WSNAP_TAR_OFF(size) &&
 			    (vals[v].ok || vals[v].v[0] == '\x81'))
@@ -2219,7 +2221,7 @@ static void test_reader_old_gnu_sparse_fields(void **state)
 	};
 	size_t i, len;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		struct ts_archive *a = ts_archive_new();
 		unsigned char *tar;
 
@@ -2313,7 +2315,7 @@ static void test_reader_pax_sparse_formats(void **state)
 	assert_int_equal(run.rec.m[0].runs[0].offset, 8192);
 	run_release(&run);
 	free(tar);
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = pax_sparse_records(bad[i], NULL, &len);
 		expect_invalid(tar, len);
 		free(tar);
@@ -2341,7 +2343,7 @@ static unsigned char *gnu_sparse_cleared(const uint64_t (*runs)[2], size_t n,
 }
 
 /*
- * Bug (issue 12, item 2; found by GNU tar in fuzz/tarfile_diff.py): GNU
+ * Bug (found by GNU tar in fuzz/tarfile_diff.py): GNU
  * tar extracts sparse files otherwise than libarchive and tarfile read
  * them. It reads each run's data from blocks of its own, so a run with
  * data that ends inside a block shifts the runs after it (and a header
@@ -2383,7 +2385,7 @@ static void test_reader_sparse_gnu_tar(void **state)
 			{whole, 1, 4, true},
 		};
 
-		for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		for (i = 0; i < ARRAY_SIZE(maps); i++) {
 			if (versions[v] < 0) {
 				a = ts_archive_new();
 				add_gnu_sparse(a, "s", maps[i].size,
@@ -2525,7 +2527,7 @@ static void expect_ext_name(char tf, const void *body, size_t n,
 }
 
 /*
- * Bug (issue 12, item 2): libarchive, and so wsnap, reads exactly the
+ * Bug: libarchive, and so wsnap, reads exactly the
  * size's bytes of a pax or GNU long name body; tarfile parses the whole
  * padded blocks and GNU tar reads a long name up to its first NUL. A
  * record in the padding ("path=../x", "size=0") or a long name without
@@ -2566,7 +2568,7 @@ static void test_reader_extension_bytes(void **state)
 	unsigned char *tar;
 	struct ts_archive *a;
 
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		tar = ext_archive(bad[i].tf, bad[i].body, bad[i].n, bad[i].pad,
 				  &len);
 		expect_invalid(tar, len);
@@ -2664,7 +2666,7 @@ static void test_reader_header_region_is_bounded(void **state)
 /*
  * Each member reports the bytes of its extension headers (ext_bytes), which
  * the policy counts against --max-total-size: 1000 members with 500 KB pax
- * comments spilled 500 MB under --max-total-size 0 (issue 12).
+ * comments spilled 500 MB under --max-total-size 0.
  */
 static void test_reader_ext_bytes(void **state)
 {
@@ -2728,7 +2730,7 @@ static unsigned char *trailing_archive(size_t n, int fill, size_t *len)
 
 /*
  * Work after the end marker is bounded: 3 KB of bzip2 decode to gigabytes
- * of zeros (issue 12). At most WSNAP_READER_MAX_TRAILING_BYTES may follow
+ * of zeros. At most WSNAP_READER_MAX_TRAILING_BYTES may follow
  * the marker, plain or compressed, from a file or a pipe; one more byte and
  * the stream is invalid (its trailer is never reached).
  */
@@ -2809,9 +2811,9 @@ static void xz_set_dict(unsigned char *c, size_t clen, unsigned char props)
 
 /*
  * xz runs with a memory limit: a block header may declare a 4 GiB
- * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB,
- * issue 12). A 128 MiB dictionary (props 30) is within
- * WSNAP_READER_XZ_MEMLIMIT, the next size (192 MiB, props 31) is not.
+ * dictionary (libarchive gives liblzma none: 470 KB of input took 3 GB). A 128
+ * MiB dictionary (props 30) is within WSNAP_READER_XZ_MEMLIMIT, the next size
+ * (192 MiB, props 31) is not.
  */
 static void test_reader_xz_memory_limit(void **state)
 {

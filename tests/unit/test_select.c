@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/select.c (the PATH operands of ls and export) and of
  * the export of a selection (ops/export.c with opts->select).
@@ -22,6 +23,7 @@
 #include "policy.h"
 #include "select.h"
 #include "support.h"
+#include "array.h"
 
 /*
  * The archive of these tests: 'a-b' sorts between 'a' and 'a/...'
@@ -102,13 +104,13 @@ static void test_select_normalize(void **state)
 	char *out;
 	size_t i;
 
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
 		assert_int_equal(wsnap_select_normalize(ok[i].in, &out, &err),
 				 WSNAP_OK);
 		assert_string_equal(out, ok[i].out);
 		free(out);
 	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
 		assert_int_equal(wsnap_select_normalize(bad[i], &out, &err),
 				 WSNAP_USAGE);
 		assert_null(out);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/strip.c: prefix stripping (policy.md section 8).
  * Outputs are read back with libarchive (names, attributes, data) and as
@@ -24,6 +25,7 @@
 #include "policy.h"
 #include "strip.h"
 #include "support.h"
+#include "array.h"
 
 /* ---- wsnap_strip_name ------------------------------------------------ */
 
@@ -656,7 +658,7 @@ static void check_pax_names(const char *filter, bool pipe)
 	struct wsnap_policy p;
 	struct wsnap_error err;
 	unsigned char *tar, *z = NULL, *in_bytes;
-	size_t len, zlen, i, nnames = sizeof(names) / sizeof(names[0]);
+	size_t len, zlen, i, nnames = ARRAY_SIZE(names);
 	int in, fd = out_file();
 
 	ts_add_raw_member(a, "workspace/", '5', 0755, NULL, 0, NULL);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the test-support library (tests/lib): archives built in
  * memory must be what they claim, read back by libarchive itself. */
 #include <archive.h>
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "support.h"
+#include "array.h"
 
 /* Reads everything from fd until end of file. */
 static unsigned char *slurp(int fd, size_t *len)
@@ -165,7 +167,7 @@ static void test_support_compress_round_trips(void **state)
 
 	ts_add_file(a, "f", 0644, "compressed", 10);
 	tar = ts_archive_finish(a, 1, &len);
-	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(filters); i++) {
 		size_t clen;
 		unsigned char *c = ts_compress(tar, len, filters[i], &clen);
 		struct archive *r = open_reader(c, clen);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /*
  * Unit tests of ops/upper.c: the merged view of a hydrated workspace made
  * from the lower index and an upper directory, without an overlay mount.
@@ -463,7 +464,7 @@ static void test_upper_kernel_redirects(void **state)
 }
 
 /*
- * Issue 12 item 6: an archive's own '.wh.' names. fuse-overlayfs takes
+ * An archive's own '.wh.' names. fuse-overlayfs takes
  * them for markers ('.wh.foo' hid foo, '.wh.dir' hid dir, a bare '.wh.'
  * emptied the root), and the view hid the names alone: the fast diff said
  * other than the full one. With fuse-overlayfs the view declines (hydrate
