@@ -277,6 +277,10 @@ static int read_splice(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
 	if (ext.physical < 0 || skip >= ext.length || ext.length - skip < len ||
 	    (uint64_t)ext.physical > (uint64_t)INT64_MAX - skip - len)
 		return -1;
+	/* an index from a sidecar: its digests first (once per chunk) */
+	if (wsnap_index_verify(fs->idx, (uint32_t)ino,
+			       (uint64_t)ext.physical + skip, len) < 0)
+		return EIO;
 	r->vec = FUSE_BUFVEC_INIT(len);
 	r->vec.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	r->vec.buf[0].fd = wsnap_index_data_fd(fs->idx);

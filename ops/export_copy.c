@@ -14,7 +14,8 @@
  *  - The data read is the data validated: a short read, a missing extent or
  *    a stream that goes backwards is 'archive changed since it was read'
  *    (EIO), never a silently short file. Holes stay holes (a trailing one
- *    by ftruncate).
+ *    by ftruncate). With an index from a sidecar, every run is checked
+ *    against its digests (wsnap_index_verify) before it is copied.
  *  - Every buffer has a fixed size (COPY_BUF_SIZE, WINDOW_SIZE,
  *    STREAM_READ_SIZE), whatever the member sizes; copy_file_range goes in
  *    COPY_RANGE_CHUNK pieces so that a huge file stays interruptible.
@@ -325,6 +326,13 @@ static enum wsnap_status copy_data(struct exp *x, int fd, uint32_t ino,
 		avail = ext.length - skip;
 		if (avail > n->size - off)
 			avail = n->size - off;
+		if (ext.physical >= 0 &&
+		    wsnap_index_verify(x->idx, ino,
+				       (uint64_t)ext.physical + skip,
+				       avail) < 0)
+			return wsnap_export_fail_io(
+				x, EIO, n->path,
+				"archive data does not match its index file");
 		if (ext.physical < 0) {
 			hole_at_end = true;
 		} else if (x->stream) {

@@ -472,6 +472,17 @@ enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
 				  struct wsnap_strip_stats *stats,
 				  struct wsnap_error *err)
 {
+	return wsnap_strip_run_with(in_fd, out_fd, policy, prefix, tmpdir, NULL,
+				    NULL, stats, err);
+}
+
+enum wsnap_status wsnap_strip_run_with(int in_fd, int out_fd,
+				       const struct wsnap_policy *policy,
+				       const char *prefix, const char *tmpdir,
+				       wsnap_strip_load_fn load, void *ctx,
+				       struct wsnap_strip_stats *stats,
+				       struct wsnap_error *err)
+{
 	struct wsnap_reader_opts ropts = {.keep_data = true, .tmpdir = tmpdir};
 	struct wsnap_reader_opts vopts = {.keep_data = false, .tmpdir = tmpdir};
 	struct wsnap_index *in_idx = NULL, *out_idx = NULL;
@@ -507,7 +518,8 @@ enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
 		goto out;
 	}
 	ropts.keep_data = !reread;
-	s = wsnap_index_build(&in_idx, in_fd, &p1, &ropts, err);
+	s = load ? load(ctx, in_fd, &p1, ropts.keep_data, &in_idx, err)
+		 : wsnap_index_build(&in_idx, in_fd, &p1, &ropts, err);
 	if (s != WSNAP_OK)
 		goto out;
 

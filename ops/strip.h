@@ -31,6 +31,7 @@
 #ifndef WSNAP_STRIP_H
 #define WSNAP_STRIP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "error.h"
@@ -60,6 +61,23 @@ enum wsnap_status wsnap_strip_run(int in_fd, int out_fd,
 				  const char *prefix, const char *tmpdir,
 				  struct wsnap_strip_stats *stats,
 				  struct wsnap_error *err);
+
+/*
+ * wsnap_strip_run with the input's index (step 1) obtained by load instead
+ * of built from in_fd (the tools' index cache): load gets in_fd, the policy
+ * of step 1 and whether the data must be kept, and follows
+ * wsnap_index_build's contract.
+ */
+struct wsnap_index;
+typedef enum wsnap_status (*wsnap_strip_load_fn)(
+	void *ctx, int fd, const struct wsnap_policy *policy, bool keep_data,
+	struct wsnap_index **out, struct wsnap_error *err);
+enum wsnap_status wsnap_strip_run_with(int in_fd, int out_fd,
+				       const struct wsnap_policy *policy,
+				       const char *prefix, const char *tmpdir,
+				       wsnap_strip_load_fn load, void *ctx,
+				       struct wsnap_strip_stats *stats,
+				       struct wsnap_error *err);
 
 /*
  * The new rel path of a member name (raw, as the reader reports it) below

@@ -29,9 +29,12 @@ CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 cmake --build "$dir" -j2
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-	for t in fuzz_index fuzz_export; do
+	# every target of fuzz/CMakeLists.txt's WSNAP_FUZZERS list
+	for t in $(sed -n 's/^set(WSNAP_FUZZERS \(.*\))$/\1/p' \
+		fuzz/CMakeLists.txt); do
 		[ -x "$dir/fuzz/$t" ] && targets+=("$t")
 	done
+	[ ${#targets[@]} -gt 0 ] || { echo "no fuzz targets built" >&2; exit 1; }
 fi
 
 corpus_root=${WSNAP_FUZZ_CORPUS_DIR:-$dir/corpus}

@@ -16,6 +16,7 @@
 struct check_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 };
 
 #define T struct check_args
@@ -23,6 +24,7 @@ struct check_args {
 static const struct wsnap_option check_options[] = {
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -73,7 +75,8 @@ int wsnap_cmd_check(int argc, char **argv)
 		goto out;
 	}
 	rc = 0;
-	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err)) {
+	a.load.verbose = a.common.verbose;
+	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err)) {
 		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}

@@ -39,6 +39,7 @@
 struct diff_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	struct wsnap_diff_opts dopts;
 	bool stat;
 	bool full;
@@ -76,6 +77,7 @@ static const struct wsnap_option diff_options[] = {
 			 "files a/X and b/X differ' (default 16M)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_CACHE(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -102,6 +104,7 @@ static const struct wsnap_cmd_usage diff_usage = {
 
 struct side {
 	const char *arg;
+	struct wsnap_load_opts load; /* --no-cache, -v */
 	int dir_fd;
 	struct wsnap_index *idx;
 	struct wsnap_tree_cursor *cursor;
@@ -139,21 +142,12 @@ static enum wsnap_status side_load(struct side *s,
 				   const struct wsnap_policy *policy,
 				   bool progress, struct wsnap_error *err)
 {
-	struct wsnap_reader_opts ro = {.keep_data = true};
 	enum wsnap_status st;
-	int fd;
 
 	if (!is_directory(s->arg)) {
-		if (progress) {
-			st = wsnap_load_index(s->arg, policy, true, &s->idx,
-					      err);
-		} else {
-			fd = wsnap_open_archive(s->arg, err);
-			if (fd < 0)
-				return err->status;
-			st = wsnap_index_build(&s->idx, fd, policy, &ro, err);
-			close(fd);
-		}
+		s->load.no_progress = !progress;
+		st = wsnap_load_index(s->arg, policy, true, &s->load, &s->idx,
+				      err);
 		if (st == WSNAP_OK)
 			wsnap_diff_side_archive(&s->side, &s->arc, s->idx,
 						s->arg);
@@ -486,6 +480,9 @@ int wsnap_cmd_diff(int argc, char **argv)
 	pr.json = a.common.json;
 	sa.arg = argv[0];
 	sb.arg = argv[1];
+	a.load.verbose = a.common.verbose;
+	sa.load = a.load;
+	sb.load = a.load;
 	if (strcmp(sa.arg, "-") == 0 && strcmp(sb.arg, "-") == 0) {
 		rc = wsnap_usage_error(CMD, "only one side can be '-'");
 		goto out;

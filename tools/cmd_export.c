@@ -26,6 +26,7 @@
 struct export_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 };
 
 /* --strip-prefix P: section 8, in the policy (target). */
@@ -46,6 +47,7 @@ static const struct wsnap_option export_options[] = {
 			   "members are relative to P (policy.md section 8)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -187,9 +189,12 @@ int wsnap_cmd_export(int argc, char **argv)
 		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	reread = S_ISREG(in_st.st_mode);
-	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &idx, &err) !=
-		    WSNAP_OK ||
+	/* (with a sidecar the data is read through the index, whose digests
+	 * are checked on the way) */
+	reread = S_ISREG(in_st.st_mode) && !a.load.index;
+	a.load.verbose = a.common.verbose;
+	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &a.load, &idx,
+			      &err) != WSNAP_OK ||
 	    (paths &&
 	     wsnap_select_build(idx, paths, npaths, &sel, &err) != WSNAP_OK)) {
 		rc = wsnap_report(&err, a.common.json);

@@ -35,6 +35,7 @@ static const char hint_force[] =
 struct hydrate_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	const char *upper; /* --upper, or NULL */
 	bool force;
 	enum wsnap_overlay kind;
@@ -76,6 +77,7 @@ static const struct wsnap_option hydrate_options[] = {
 			   "permitted, else fuse-overlayfs), kernel or fuse"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -413,8 +415,8 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	}
 	status = wsnap_hydrate_archive_id(a.archive, &st.arc, &err);
 	if (status == WSNAP_OK)
-		status = wsnap_load_index(a.archive, &a.policy, true, &idx,
-					  &err);
+		status = wsnap_load_index(a.archive, &a.policy, true, &a.load,
+					  &idx, &err);
 	if (status == WSNAP_OK)
 		status = wsnap_hydrate_archive_id(a.archive, &after, &err);
 	if (status != WSNAP_OK)

@@ -27,6 +27,7 @@
 struct ls_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 };
 
 #define T struct ls_args
@@ -34,6 +35,7 @@ struct ls_args {
 static const struct wsnap_option ls_options[] = {
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -48,10 +50,8 @@ static const struct wsnap_cmd_usage ls_usage = {
 		"  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
 		"mode as presented, size, mtime in local time (TZ=UTC for "
 		"UTC), path, and ' -> target' for symlinks. Names are escaped "
-		"like error messages, unquoted. '-' reads the archive from "
-		"standard input. PATHs limit the listing to those paths and "
-		"what is below them. --json: one object per member, then "
-		"{\"ok\":true,...}.",
+		"like error messages, unquoted. '-' is standard input. PATHs "
+		"limit the listing to them and what is below them.",
 	.exit_status =
 		"0 listed, 2 usage error, 3 rejected (unsafe, or invalid tar "
 		"stream), 4 I/O or system error",
@@ -221,7 +221,8 @@ int wsnap_cmd_ls(int argc, char **argv)
 	rc = wsnap_paths_parse("ls", argv + 1, npaths, &paths);
 	if (rc)
 		goto out;
-	if (wsnap_load_index(argv[0], &a.policy, false, &idx, &err) ||
+	a.load.verbose = a.common.verbose;
+	if (wsnap_load_index(argv[0], &a.policy, false, &a.load, &idx, &err) ||
 	    (paths && wsnap_select_build(idx, paths, npaths, &sel, &err))) {
 		rc = wsnap_report(&err, a.common.json);
 		goto out;

@@ -39,6 +39,7 @@
 struct mount_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	bool foreground;
 	uid_t uid;
 	gid_t gid;
@@ -65,6 +66,7 @@ static const struct wsnap_option mount_options[] = {
 		       "unpacked (default $TMPDIR or /tmp)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_LOAD(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -408,7 +410,8 @@ int wsnap_cmd_mount(int argc, char **argv)
 					"cannot use cache_dir");
 		goto report;
 	}
-	status = wsnap_load_index(a.archive, &a.policy, true, &idx, &err);
+	status = wsnap_load_index(a.archive, &a.policy, true, &a.load, &idx,
+				  &err);
 	if (status == WSNAP_OK && missing)
 		status = wsnap_mountpoint_make(mountpoint, &made_id, &err);
 	if (status != WSNAP_OK)

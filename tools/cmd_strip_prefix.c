@@ -22,6 +22,7 @@
 struct strip_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_load_opts load;
 	const char *prefix;
 };
 
@@ -33,6 +34,7 @@ static const struct wsnap_option strip_options[] = {
 			       "the prefix to strip (required, not empty)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_CACHE(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -124,6 +126,23 @@ static int finish_named(int fd, const char *tmp, const char *out,
 	return 0;
 }
 
+/* Step 1's index through the index cache (load.c). */
+struct strip_loader {
+	const char *path;
+	const struct wsnap_load_opts *lo;
+};
+
+static enum wsnap_status load_input(void *ctx, int fd,
+				    const struct wsnap_policy *policy,
+				    bool keep_data, struct wsnap_index **out,
+				    struct wsnap_error *err)
+{
+	const struct strip_loader *l = ctx;
+
+	return wsnap_build_index(fd, l->path, policy, keep_data, l->lo, out,
+				 err);
+}
+
 static void say_stripped(const char *out, const struct wsnap_strip_stats *st)
 {
 	fputs("wsnap: strip-prefix: ", stderr);
@@ -153,6 +172,7 @@ static void print_json(const char *out, const struct wsnap_strip_stats *st)
 
 int wsnap_cmd_strip_prefix(int argc, char **argv)
 {
+	struct strip_loader ld;
 	struct strip_args a = {0};
 	struct wsnap_strip_stats st;
 	struct wsnap_error err;
@@ -210,8 +230,12 @@ int wsnap_cmd_strip_prefix(int argc, char **argv)
 		rc = wsnap_report(&err, a.common.json);
 		goto out;
 	}
-	if (wsnap_strip_run(in_fd, out_fd, &a.policy, a.prefix, NULL, &st,
-			    &err) != WSNAP_OK ||
+	a.load.verbose = a.common.verbose;
+	a.load.no_progress = true;
+	ld.path = in;
+	ld.lo = &a.load;
+	if (wsnap_strip_run_with(in_fd, out_fd, &a.policy, a.prefix, NULL,
+				 load_input, &ld, &st, &err) != WSNAP_OK ||
 	    (tmp ? finish_named(out_fd, tmp, out, &err)
 		 : copy_to_stdout(out_fd, &err)) < 0) {
 		rc = wsnap_report(&err, a.common.json);

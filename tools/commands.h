@@ -13,5 +13,6 @@ int wsnap_cmd_diff(int argc, char **argv);
 int wsnap_cmd_pack(int argc, char **argv);
 int wsnap_cmd_hydrate(int argc, char **argv);
 int wsnap_cmd_unmount(int argc, char **argv);
+int wsnap_cmd_index(int argc, char **argv);
 
 #endif

@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{"hydrate", wsnap_cmd_hydrate,
 	 "writable workspace over a snapshot (overlay)"},
 	{"unmount", wsnap_cmd_unmount, "take down a mount or a workspace"},
+	{"index", wsnap_cmd_index,
+	 "validate once and keep the index (cache or sidecar)"},
 };
 
 #define NCOMMANDS (ARRAY_SIZE(commands))

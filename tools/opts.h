@@ -94,15 +94,42 @@ void wsnap_opts_usage_json(bool on);
 int wsnap_open_archive(const char *path, struct wsnap_error *err);
 
 /*
- * Opens ARCHIVE ("-" is standard input) and builds its index under policy
- * (wsnap_index_build), showing a progress line on stderr when it is a
- * terminal and the input is large. keep_data as in struct wsnap_reader_opts.
- * Returns the status; on failure err is set and *out is NULL.
+ * How an archive's index is obtained (load.c): the options of the index
+ * cache and of sidecars, a group for parse_options.h.
  */
-enum wsnap_status wsnap_load_index(const char *path,
-				   const struct wsnap_policy *policy,
-				   bool keep_data, struct wsnap_index **out,
-				   struct wsnap_error *err);
+struct wsnap_load_opts {
+	bool no_cache;	   /* --no-cache: neither read nor write the cache */
+	const char *index; /* --index FILE: a sidecar, or NULL */
+	bool verbose;	   /* -v: a line on stderr about the cache */
+	bool no_progress;  /* never a progress line */
+};
+
+/* --no-cache and --index FILE, into a struct wsnap_load_opts. */
+extern const struct wsnap_option wsnap_load_options[];
+/* --no-cache only (commands that take no sidecar). */
+extern const struct wsnap_option wsnap_cache_options[];
+
+#define WSNAP_OPT_LOAD(T, field)                                               \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_load_options, T, field,               \
+			  struct wsnap_load_opts)
+#define WSNAP_OPT_CACHE(T, field)                                              \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_cache_options, T, field,              \
+			  struct wsnap_load_opts)
+
+/*
+ * Opens ARCHIVE ("-" is standard input) and gets its index under policy:
+ * from the index cache, from the sidecar lo->index, or built
+ * (wsnap_index_build) and then stored in the cache, as lo says (NULL: the
+ * cache is used). A build shows a progress line on stderr when it is a
+ * terminal and the input is large. keep_data as in struct
+ * wsnap_reader_opts (a compressed archive is then decompressed again even
+ * when its index comes from a file). Returns the status; on failure err is
+ * set and *out is NULL.
+ */
+enum wsnap_status
+wsnap_load_index(const char *path, const struct wsnap_policy *policy,
+		 bool keep_data, const struct wsnap_load_opts *lo,
+		 struct wsnap_index **out, struct wsnap_error *err);
 
 /*
  * wsnap_load_index on an archive the caller opened (wsnap_open_archive) and
@@ -110,9 +137,20 @@ enum wsnap_status wsnap_load_index(const char *path,
  * the progress line. For a caller that reads the archive again afterwards
  * (export re-reads a compressed file instead of spilling it).
  */
-enum wsnap_status wsnap_build_index(int fd, const char *path,
+enum wsnap_status
+wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
+		  bool keep_data, const struct wsnap_load_opts *lo,
+		  struct wsnap_index **out, struct wsnap_error *err);
+
+/*
+ * wsnap index without -o: makes sure the index cache holds an intact entry
+ * for the archive file at path under policy, building and storing it when
+ * it does not. Errors: those of the build, WSNAP_USAGE for standard input,
+ * WSNAP_IO when the cache cannot be used or written (the reason says why).
+ */
+enum wsnap_status wsnap_cache_index(const char *path,
 				    const struct wsnap_policy *policy,
-				    bool keep_data, struct wsnap_index **out,
+				    const struct wsnap_load_opts *lo,
 				    struct wsnap_error *err);
 
 struct wsnap_json;

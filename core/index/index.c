@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "engine.h"
@@ -60,6 +61,13 @@ static uint32_t path_bucket(const struct wsnap_index *idx, const char *dir,
 
 static void index_release(struct wsnap_index *idx)
 {
+	wsnap_index_digests_free(idx->digests);
+	if (idx->map) {
+		if (idx->nodes_map_len)
+			munmap(idx->nodes, idx->nodes_map_len);
+		munmap(idx->map, idx->map_len);
+		return;
+	}
 	free(idx->nodes);
 	free(idx->children);
 	free(idx->buckets);
@@ -623,7 +631,9 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 						: len - done;
 		if (ext.physical < 0)
 			memset((char *)buf + done, 0, chunk);
-		else if ((rc = read_exact(idx->data_fd, (char *)buf + done,
+		else if ((rc = wsnap_index_verify(
+				  idx, ino, (uint64_t)ext.physical, chunk)) ||
+			 (rc = read_exact(idx->data_fd, (char *)buf + done,
 					  chunk, ext.physical)))
 			return rc;
 		done += chunk;

@@ -187,4 +187,21 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 int wsnap_index_data_check(const struct wsnap_index *idx);
 bool wsnap_index_data_spilled(const struct wsnap_index *idx);
 
+/*
+ * Data digests (an index built from a sidecar, indexfile.h): checks that
+ * the stored bytes [phys, phys + len) of regular file ino, as the data
+ * descriptor holds them now, are those the sidecar's digests describe, by
+ * reading and hashing every chunk (at most WSNAP_SIDECAR_CHUNK bytes of the
+ * member) they touch that was not verified before; verified chunks are
+ * remembered (any thread). Returns 0 (also for an index without digests),
+ * -EIO on a mismatch or short read, -ENOMEM, or -errno of the read.
+ * wsnap_index_pread verifies by itself; a caller reading the data
+ * descriptor directly calls this first.
+ */
+int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
+		       uint64_t phys, uint64_t len);
+
+/* Whether reads of idx are checked against digests (wsnap_index_verify). */
+bool wsnap_index_has_digests(const struct wsnap_index *idx);
+
 #endif

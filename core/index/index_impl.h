@@ -57,7 +57,23 @@ struct wsnap_index {
 	bool data_spilled;    /* data_fd is our own spill file */
 	bool data_stat_valid; /* data_id was taken */
 	struct wsnap_fileid data_id;
+	/* loaded from a cache entry (indexfile.c): the private mapping the
+	 * tables point into, unmapped instead of freeing them, but for the
+	 * nodes, in an anonymous mapping of nodes_map_len bytes of their own */
+	void *map;
+	size_t map_len;
+	size_t nodes_map_len;
+	const char *map_targets; /* the symlink targets there (the arena
+				  * 'targets' is empty) */
+	size_t map_targets_bytes;
+	/* loaded from a sidecar (sidecar.c): digests of the data, or NULL */
+	struct wsnap_index_digests *digests;
 };
+
+struct wsnap_index_digests;
+
+/* Frees a digest table (sidecar.c). NULL does nothing. */
+void wsnap_index_digests_free(struct wsnap_index_digests *d);
 
 /*
  * The tree the builder hands over: nodes[id - 1] for ids 1..count, id 1 the

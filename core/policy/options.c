@@ -10,6 +10,7 @@
 #include "policy.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +240,75 @@ enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
 	if (st == WSNAP_OK && src->strip_prefix)
 		st = wsnap_policy_set_strip_prefix(dst, src->strip_prefix, err);
 	return st;
+}
+
+/* The encoding of wsnap_policy_encode: little-endian integers; a string as
+ * its length + 1 (0 for NULL) in 8 bytes, then its bytes; a list as its
+ * count in 8 bytes, then its strings. */
+struct enc {
+	unsigned char *buf;
+	size_t cap;
+	size_t len;
+};
+
+static void enc_bytes(struct enc *e, const void *p, size_t n)
+{
+	if (n && e->len <= e->cap && n <= e->cap - e->len)
+		memcpy(e->buf + e->len, p, n);
+	e->len += n;
+}
+
+static void enc_u64(struct enc *e, uint64_t v)
+{
+	unsigned char b[8];
+	int i;
+
+	for (i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	enc_bytes(e, b, sizeof(b));
+}
+
+static void enc_str(struct enc *e, const char *s)
+{
+	size_t n = s ? strlen(s) : 0;
+
+	enc_u64(e, s ? (uint64_t)n + 1 : 0);
+	enc_bytes(e, s, n);
+}
+
+static void enc_list(struct enc *e, const struct wsnap_pathlist *l)
+{
+	size_t i;
+
+	enc_u64(e, l->count);
+	for (i = 0; i < l->count; i++)
+		enc_str(e, l->items[i]);
+}
+
+/* Every field is encoded: one added after max_index_size trips this, so
+ * that it is added below too (else cached indexes would ignore it). */
+_Static_assert(offsetof(struct wsnap_policy, max_index_size) +
+			       sizeof(uint64_t) ==
+		       sizeof(struct wsnap_policy),
+	       "a new policy field must be in wsnap_policy_encode");
+
+size_t wsnap_policy_encode(const struct wsnap_policy *p, unsigned char *buf,
+			   size_t cap)
+{
+	struct enc e = {.buf = buf, .cap = buf ? cap : 0};
+
+	enc_u64(&e, (uint64_t)p->allow_external_symlinks |
+			    (uint64_t)p->no_symlinks << 1);
+	enc_u64(&e, p->max_members);
+	enc_u64(&e, p->max_total_size);
+	enc_u64(&e, p->max_file_size);
+	enc_u64(&e, p->max_path_length);
+	enc_u64(&e, p->max_depth);
+	enc_u64(&e, p->max_index_size);
+	enc_list(&e, &p->skip);
+	enc_list(&e, &p->reject_path);
+	enc_list(&e, &p->reject_symlink);
+	enc_str(&e, p->root_name);
+	enc_str(&e, p->strip_prefix);
+	return e.len;
 }

@@ -97,6 +97,16 @@ enum wsnap_status wsnap_policy_copy(struct wsnap_policy *dst,
 				    struct wsnap_error *err);
 
 /*
+ * The canonical bytes of everything in p that can change an index (the
+ * flags, the limits, every configured path in order, the root name and the
+ * strip prefix), for keys that must be compared exactly (the index cache):
+ * equal policies give equal bytes, different ones different bytes. Writes
+ * them to buf when cap is large enough; returns the length either way.
+ */
+size_t wsnap_policy_encode(const struct wsnap_policy *p, unsigned char *buf,
+			   size_t cap);
+
+/*
  * Normalizes a configured path (section 1) into out (capacity cap, always
  * NUL-terminated): returns the length, or -1 if it does not fit.
  */

@@ -19,7 +19,7 @@ fi
 # roff spells '-' as '\-' in options
 roff() { printf '%s' "$1" | sed 's/-/\\-/g'; }
 
-for cmd in check ls mount export strip-prefix diff pack hydrate unmount; do
+for cmd in check ls mount export strip-prefix diff pack hydrate unmount index; do
 	grep -qxF ".B wsnap $(roff "$cmd")" "$page" ||
 		fail "no synopsis line for '$cmd'"
 	grep -qxF ".B $(roff "$cmd")" "$page" ||

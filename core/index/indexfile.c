@@ -1,0 +1,605 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cache entries (indexfile.h): the frozen index on disk, in the layout
+ * described in doc/index-format.md.
+ *
+ * Sections: META (the key and the counts, little-endian u64 fields), POLICY
+ * (wsnap_policy_encode bytes), then the index's own tables as they are in
+ * memory: NODES (struct wsnap_node, with path and target replaced by their
+ * offsets in PATHS and TARGETS, UINT64_MAX for no target), CHILDREN,
+ * BUCKETS (u32), PATHS, TARGETS, RUNS, SPARSE. The header's abi field
+ * names the layout (record sizes, pointer size, byte order), so an entry
+ * of another build or machine is a key mismatch, never misread.
+ *
+ * Invariants of a loaded entry:
+ *  - every table points into one private mapping of the file; the node
+ *    records are turned into nodes in place (copy-on-write pages), the
+ *    rest is only read;
+ *  - nothing is used before the container checksums and the whole key
+ *    matched and every node's offsets were checked (see fix_node), so an
+ *    entry that lies can at worst present wrong names, never make a read
+ *    leave the mapping;
+ *  - an entry is never modified in place by wsnap (only replaced by
+ *    rename), so the mapping stays what was checked.
+ */
+#include "indexfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "array.h"
+#include "engine.h"
+#include "index_impl.h"
+#include "ixf.h"
+
+_Static_assert(sizeof(char *) == sizeof(uint64_t), "64-bit pointers");
+
+#define NO_TARGET UINT64_MAX
+
+/* The META fields, each a little-endian u64 at 8 * index. */
+enum meta_field {
+	M_DEV,
+	M_INO,
+	M_SIZE,
+	M_MTIME_SEC,
+	M_MTIME_NSEC,
+	M_CTIME_SEC,
+	M_CTIME_NSEC,
+	M_POLICY_LEN,
+	M_COUNT,
+	M_MASK,
+	M_PATHS_BYTES,
+	M_TARGETS_BYTES,
+	M_NRUNS,
+	M_NSPARSE,
+	M_KEY0,
+	M_KEY1,
+	M_MEMBERS,
+	M_DIRS,
+	M_IMPLICIT,
+	M_FILES,
+	M_SYMLINKS,
+	M_TOTAL_BYTES,
+	M_STREAM_BYTES,
+	M_INPUT_BYTES,
+	M_COMPRESSION, /* index in ixf_compressions[] */
+	M_NCASE_DEPS,
+	M_NFIELDS
+};
+
+static uint32_t entry_abi(void)
+{
+	const uint16_t one = 1;
+	uint8_t little;
+
+	memcpy(&little, &one, 1);
+	return (uint32_t)sizeof(struct wsnap_node) |
+	       (uint32_t)sizeof(struct wsnap_index_run) << 8 |
+	       (uint32_t)sizeof(struct wsnap_index_sparse) << 16 |
+	       (uint32_t)(little ? 1 : 2) << 24;
+}
+
+static void id_fields(const struct wsnap_fileid *id, uint64_t f[7])
+{
+	f[M_DEV] = id->dev;
+	f[M_INO] = id->ino;
+	f[M_SIZE] = (uint64_t)id->size;
+	f[M_MTIME_SEC] = (uint64_t)id->mtime.tv_sec;
+	f[M_MTIME_NSEC] = (uint64_t)id->mtime.tv_nsec;
+	f[M_CTIME_SEC] = (uint64_t)id->ctime.tv_sec;
+	f[M_CTIME_NSEC] = (uint64_t)id->ctime.tv_nsec;
+}
+
+void wsnap_indexfile_name(const struct wsnap_fileid *id,
+			  const struct wsnap_policy *policy,
+			  char out[WSNAP_INDEXFILE_NAME_LEN + 1])
+{
+	/* fixed keys: the name must be the same in every process; it only
+	 * spreads entries, the key inside decides */
+	static const struct wsnap_hash_key k1 = {0x77736e6170696478ULL,
+						 0x63616368652d3031ULL};
+	static const struct wsnap_hash_key k2 = {0x656e7472792d6e61ULL,
+						 0x6d652d3032000000ULL};
+	unsigned char pb[256], idb[7 * 8 + 8];
+	unsigned char *heap = NULL, *p = pb;
+	uint64_t f[7], h1, h2;
+	struct wsnap_hasher h;
+	size_t n = wsnap_policy_encode(policy, pb, sizeof(pb)), i;
+
+	if (n > sizeof(pb)) {
+		heap = malloc(n);
+		if (heap)
+			wsnap_policy_encode(policy, heap, n);
+		/* out of memory: the name of the policy's start; the key in
+		 * the entry still decides */
+		p = heap ? heap : pb;
+		if (!heap)
+			n = sizeof(pb);
+	}
+	id_fields(id, f);
+	for (i = 0; i < 7; i++)
+		ixf_put64(idb + 8 * i, f[i]);
+	ixf_put64(idb + 56, (uint64_t)IXF_VERSION << 32 | entry_abi());
+	wsnap_hasher_init(&h, &k1);
+	wsnap_hasher_update(&h, idb, sizeof(idb));
+	wsnap_hasher_update(&h, p, n);
+	h1 = wsnap_hasher_final(&h);
+	wsnap_hasher_init(&h, &k2);
+	wsnap_hasher_update(&h, idb, sizeof(idb));
+	wsnap_hasher_update(&h, p, n);
+	h2 = wsnap_hasher_final(&h);
+	free(heap);
+	snprintf(out, WSNAP_INDEXFILE_NAME_LEN + 1,
+		 "%016" PRIx64 "%016" PRIx64 ".idx", h1, h2);
+}
+
+/* Writing */
+
+/* The size of the TARGETS section: each symlink's target and its NUL, in
+ * ino order (in memory they are in an arena, in no order). */
+static uint64_t targets_bytes(const struct wsnap_index *idx)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < idx->count; i++)
+		if (idx->nodes[i].target)
+			total += idx->nodes[i].size + 1;
+	return total;
+}
+
+static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
+		     const struct wsnap_fileid *id, size_t policy_len)
+{
+	const struct wsnap_index_stats *st = &idx->stats;
+	uint64_t f[M_NFIELDS];
+
+	id_fields(id, f);
+	f[M_POLICY_LEN] = policy_len;
+	f[M_COUNT] = idx->count;
+	f[M_MASK] = idx->mask;
+	f[M_PATHS_BYTES] = idx->paths_bytes;
+	f[M_TARGETS_BYTES] = targets_bytes(idx);
+	f[M_NRUNS] = idx->nruns;
+	f[M_NSPARSE] = idx->nsparse;
+	f[M_KEY0] = idx->key.k0;
+	f[M_KEY1] = idx->key.k1;
+	f[M_MEMBERS] = st->members;
+	f[M_DIRS] = st->dirs;
+	f[M_IMPLICIT] = st->implicit;
+	f[M_FILES] = st->files;
+	f[M_SYMLINKS] = st->symlinks;
+	f[M_TOTAL_BYTES] = st->total_bytes;
+	f[M_STREAM_BYTES] = st->stream_bytes;
+	f[M_INPUT_BYTES] = st->input_bytes;
+	f[M_COMPRESSION] = ixf_compression_code(st->compression);
+	f[M_NCASE_DEPS] = idx->ncase_deps;
+	ixf_writer_u64s(w, IXF_META, f, M_NFIELDS);
+}
+
+/* The node records: nodes with their pointers as offsets. */
+static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx)
+{
+	struct wsnap_node rec[256];
+	uint64_t next = 0;
+	uint32_t i, k = 0;
+
+	ixf_writer_begin(w, IXF_NODES);
+	for (i = 0; i < idx->count; i++) {
+		const struct wsnap_node *n = &idx->nodes[i];
+		uint64_t po = (uint64_t)(n->path - idx->paths);
+		uint64_t to = n->target ? next : NO_TARGET;
+
+		if (n->target)
+			next += n->size + 1;
+
+		rec[k] = *n;
+		memcpy(&rec[k].path, &po, sizeof(po));
+		memcpy(&rec[k].target, &to, sizeof(to));
+		if (++k == ARRAY_SIZE(rec) || i + 1 == idx->count) {
+			ixf_writer_put(w, rec, k * sizeof(rec[0]));
+			k = 0;
+		}
+	}
+	ixf_writer_end(w);
+}
+
+/* The TARGETS section, in the order put_nodes gave their offsets. */
+static void put_targets(struct ixf_writer *w, const struct wsnap_index *idx)
+{
+	uint32_t i;
+
+	ixf_writer_begin(w, IXF_TARGETS);
+	for (i = 0; i < idx->count; i++)
+		if (idx->nodes[i].target)
+			ixf_writer_put(w, idx->nodes[i].target,
+				       idx->nodes[i].size + 1);
+	ixf_writer_end(w);
+}
+
+enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
+					const struct wsnap_fileid *id,
+					const struct wsnap_policy *policy,
+					struct wsnap_error *err)
+{
+	struct ixf_writer w;
+	unsigned char *pol;
+	size_t plen;
+	int e;
+
+	pol = ixf_policy_bytes(policy, &plen);
+	if (!pol || ixf_writer_init(&w, fd, 10) != 0) {
+		free(pol);
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
+	put_meta(&w, idx, id, plen);
+	ixf_writer_section(&w, IXF_POLICY, pol, plen);
+	put_nodes(&w, idx);
+	ixf_writer_section(&w, IXF_CHILDREN, idx->children,
+			   (size_t)(idx->count - 1) * sizeof(uint32_t));
+	ixf_writer_section(&w, IXF_BUCKETS, idx->buckets,
+			   ((size_t)idx->mask + 1) * sizeof(uint32_t));
+	ixf_writer_section(&w, IXF_PATHS, idx->paths, idx->paths_bytes);
+	put_targets(&w, idx);
+	ixf_writer_section(&w, IXF_RUNS, idx->runs,
+			   idx->nruns * sizeof(struct wsnap_index_run));
+	ixf_writer_section(&w, IXF_SPARSE, idx->sparse,
+			   idx->nsparse * sizeof(struct wsnap_index_sparse));
+	ixf_writer_section(&w, IXF_CASE_DEPS, idx->case_deps,
+			   idx->ncase_deps * sizeof(*idx->case_deps));
+	free(pol);
+	e = ixf_writer_finish(&w, IXF_KIND_ENTRY, entry_abi());
+	if (e)
+		return wsnap_error_io(err, e, NULL,
+				      e == ENOSPC ? "no space left writing "
+						    "index cache entry"
+						  : "cannot write index cache "
+						    "entry");
+	return WSNAP_OK;
+}
+
+/* Loading */
+
+static enum wsnap_status unusable(struct wsnap_error *err, const char *why)
+{
+	return wsnap_error_io(err, 0, NULL, "%s", why);
+}
+
+/*
+ * One node record made a node, checked so that every pointer and range a
+ * reader derives from it stays inside the tables: path and target strings
+ * end inside their sections (both end with a NUL), parent and chain links
+ * point to valid inos in the only direction freezing gives them (so no
+ * chain loops), children ranges and sparse references fit their tables.
+ */
+static bool fix_node(struct wsnap_index *idx, uint32_t ino,
+		     uint64_t nchildren_total)
+{
+	struct wsnap_node *n = &idx->nodes[ino - 1];
+	uint64_t po, to;
+
+	memcpy(&po, &n->path, sizeof(po));
+	memcpy(&to, &n->target, sizeof(to));
+	if (po >= idx->paths_bytes || n->name_off > idx->paths_bytes - 1 - po)
+		return false;
+	n->path = idx->paths + po;
+	n->target = NULL;
+	if (ino == 1 ? n->parent != 1 || n->type != WSNAP_TYPE_DIR
+		     : n->parent < 1 || n->parent >= ino)
+		return false;
+	if (n->hash_next && (n->hash_next <= ino || n->hash_next > idx->count))
+		return false;
+	switch (n->type) {
+	case WSNAP_TYPE_DIR:
+		return n->first_child <= nchildren_total &&
+		       n->nchildren <= nchildren_total - n->first_child &&
+		       n->nsubdirs <= n->nchildren && to == NO_TARGET;
+	case WSNAP_TYPE_SYMLINK:
+		if (to >= idx->map_targets_bytes ||
+		    n->size > idx->map_targets_bytes - 1 - to ||
+		    idx->map_targets[to + n->size] != '\0')
+			return false;
+		n->target = idx->map_targets + to;
+		return n->nchildren == 0;
+	case WSNAP_TYPE_FILE:
+		if (to != NO_TARGET || n->nchildren || n->size > INT64_MAX)
+			return false;
+		if (n->flags & WSNAP_NODE_SPARSE)
+			return n->sparse >= 1 && n->sparse <= idx->nsparse &&
+			       n->offset <= INT64_MAX;
+		return n->offset <= INT64_MAX - n->size;
+	default:
+		return false;
+	}
+}
+
+/* The checks of the tables that are only read. */
+static bool check_tables(const struct wsnap_index *idx, uint64_t nchildren)
+{
+	uint64_t i;
+
+	for (i = 0; i < nchildren; i++)
+		if (idx->children[i] < 2 || idx->children[i] > idx->count)
+			return false;
+	for (i = 0; i <= idx->mask; i++)
+		if (idx->buckets[i] == 1 || idx->buckets[i] > idx->count)
+			return false;
+	for (i = 0; i < idx->nsparse; i++)
+		if (idx->sparse[i].first > idx->nruns ||
+		    idx->sparse[i].count > idx->nruns - idx->sparse[i].first)
+			return false;
+	return true;
+}
+
+/* The META counts into idx; false when they cannot describe an index. */
+static bool set_counts(struct wsnap_index *idx, const uint64_t *f)
+{
+	struct wsnap_index_stats *st = &idx->stats;
+
+	if (f[M_COUNT] < 1 || f[M_COUNT] > UINT32_MAX ||
+	    f[M_MASK] >= UINT32_MAX || ((f[M_MASK] + 1) & f[M_MASK]) ||
+	    f[M_PATHS_BYTES] < 1 || f[M_COMPRESSION] >= IXF_NCOMPRESSIONS)
+		return false;
+	idx->count = (uint32_t)f[M_COUNT];
+	idx->mask = (uint32_t)f[M_MASK];
+	idx->paths_bytes = f[M_PATHS_BYTES];
+	idx->map_targets_bytes = f[M_TARGETS_BYTES];
+	idx->nruns = f[M_NRUNS];
+	idx->nsparse = f[M_NSPARSE];
+	idx->key.k0 = f[M_KEY0];
+	idx->key.k1 = f[M_KEY1];
+	st->members = f[M_MEMBERS];
+	st->dirs = f[M_DIRS];
+	st->implicit = f[M_IMPLICIT];
+	st->files = f[M_FILES];
+	st->symlinks = f[M_SYMLINKS];
+	st->total_bytes = f[M_TOTAL_BYTES];
+	st->stream_bytes = f[M_STREAM_BYTES];
+	st->input_bytes = f[M_INPUT_BYTES];
+	st->compression = ixf_compressions[f[M_COMPRESSION]];
+	return true;
+}
+
+/* The start of the section of type t in the mapping when it holds at
+ * least n elements of elem bytes, else NULL. */
+static void *table(struct wsnap_index *idx, const struct ixf_view *v,
+		   uint32_t t, uint64_t n, uint64_t elem)
+{
+	const struct ixf_section *s = ixf_find(v, t);
+
+	if (!s || n > s->length / elem)
+		return NULL;
+	return (unsigned char *)idx->map + s->offset;
+}
+
+/* Points idx's tables into the mapping; false when one is missing or too
+ * short. */
+static bool set_tables(struct wsnap_index *idx, const struct ixf_view *v)
+{
+	idx->nodes =
+		table(idx, v, IXF_NODES, idx->count, sizeof(struct wsnap_node));
+	idx->children =
+		table(idx, v, IXF_CHILDREN, idx->count - 1, sizeof(uint32_t));
+	idx->buckets = table(idx, v, IXF_BUCKETS, (uint64_t)idx->mask + 1,
+			     sizeof(uint32_t));
+	idx->paths = table(idx, v, IXF_PATHS, idx->paths_bytes, 1);
+	idx->map_targets =
+		table(idx, v, IXF_TARGETS, idx->map_targets_bytes, 1);
+	idx->runs = table(idx, v, IXF_RUNS, idx->nruns,
+			  sizeof(struct wsnap_index_run));
+	idx->sparse = table(idx, v, IXF_SPARSE, idx->nsparse,
+			    sizeof(struct wsnap_index_sparse));
+	if (!idx->nodes || !idx->children || !idx->buckets || !idx->paths ||
+	    !idx->map_targets || !idx->runs || !idx->sparse)
+		return false;
+	return idx->paths[idx->paths_bytes - 1] == '\0';
+}
+
+/*
+ * The node records, copied out of the mapping into memory of their own
+ * where they are turned into nodes: a private anonymous mapping, asked for
+ * huge pages and prefaulted, so that the copy costs a few faults instead of
+ * one copy-on-write fault per 4 KiB of records (measured: the faults were
+ * most of a load). The records' pages of the file mapping are then dropped,
+ * so that they are not resident twice.
+ */
+static bool nodes_own(struct wsnap_index *idx)
+{
+	size_t len = (size_t)idx->count * sizeof(struct wsnap_node);
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), a, e;
+	void *mem;
+
+	mem = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return false;
+	madvise(mem, len, MADV_HUGEPAGE);
+	madvise(mem, len, MADV_POPULATE_WRITE); /* best effort */
+	memcpy(mem, idx->nodes, len);
+	/* whole pages of the file mapping that held only records */
+	a = ((uintptr_t)idx->nodes + page - 1) & ~(page - 1);
+	e = ((uintptr_t)idx->nodes + len) & ~(page - 1);
+	if (e > a)
+		madvise((void *)a, e - a, MADV_DONTNEED);
+	idx->nodes = mem;
+	idx->nodes_map_len = len;
+	return true;
+}
+
+/*
+ * The CASE_DEPS section copied into idx (export refuses what they name on
+ * a folding destination, so an entry without them would export what a
+ * fresh build refuses): n of them, each a symlink and a valid ino. False
+ * when the section is short or one of them is not.
+ */
+static bool set_case_deps(struct wsnap_index *idx, const struct ixf_view *v,
+			  uint64_t n)
+{
+	const struct wsnap_index_case_dep *in;
+	struct wsnap_index_case_dep *deps;
+	uint64_t i;
+
+	if (n == 0)
+		return true;
+	if (n > idx->count)
+		return false;
+	in = table(idx, v, IXF_CASE_DEPS, n, sizeof(*in));
+	if (!in)
+		return false;
+	for (i = 0; i < n; i++)
+		if (in[i].link < 1 || in[i].link > idx->count ||
+		    idx->nodes[in[i].link - 1].type != WSNAP_TYPE_SYMLINK ||
+		    in[i].member < 1 || in[i].member > idx->count)
+			return false;
+	deps = malloc((size_t)n * sizeof(*deps));
+	if (!deps)
+		return false;
+	memcpy(deps, in, (size_t)n * sizeof(*deps));
+	idx->case_deps = deps;
+	idx->ncase_deps = (size_t)n;
+	return true;
+}
+
+/* Whether the entry's key is (id, policy). */
+static bool same_key(const struct ixf_view *v, const uint64_t *f,
+		     const struct wsnap_fileid *id,
+		     const struct wsnap_policy *policy)
+{
+	const struct ixf_section *ps = ixf_find(v, IXF_POLICY);
+	uint64_t want[7];
+	unsigned char *pol;
+	size_t plen;
+	bool same;
+	int i;
+
+	id_fields(id, want);
+	for (i = 0; i < 7; i++)
+		if (f[i] != want[i])
+			return false;
+	if (!ps || f[M_POLICY_LEN] > ps->length)
+		return false;
+	pol = ixf_policy_bytes(policy, &plen);
+	same = pol && plen == f[M_POLICY_LEN] &&
+	       memcmp(pol, ixf_data(v, ps), plen) == 0;
+	free(pol);
+	return same;
+}
+
+enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
+				       const struct wsnap_fileid *id,
+				       const struct wsnap_policy *policy,
+				       struct wsnap_error *err)
+{
+	const struct ixf_section *ms;
+	struct wsnap_index *idx = NULL;
+	uint64_t f[M_NFIELDS], nch;
+	struct ixf_view v;
+	const char *why = "truncated";
+	struct stat sb;
+	void *map;
+	uint32_t ino;
+	int i;
+
+	*out = NULL;
+	if (fstat(fd, &sb) != 0)
+		return wsnap_error_io(err, errno, NULL, "cannot stat");
+	if (!S_ISREG(sb.st_mode) || sb.st_size < IXF_HEADER_SIZE ||
+	    (uint64_t)sb.st_size > SIZE_MAX)
+		return unusable(err, S_ISREG(sb.st_mode) ? "truncated"
+							 : "not a file");
+	map = mmap(NULL, (size_t)sb.st_size, PROT_READ,
+		   MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (map == MAP_FAILED)
+		return wsnap_error_io(err, errno, NULL, "cannot map");
+	if (!ixf_parse(&v, map, (uint64_t)sb.st_size, IXF_KIND_ENTRY, &why))
+		goto bad;
+	why = "key mismatch";
+	ms = ixf_find(&v, IXF_META);
+	if (v.abi != entry_abi() || !ms || ms->length < sizeof(f))
+		goto bad;
+	for (i = 0; i < M_NFIELDS; i++)
+		f[i] = ixf_get64(ixf_data(&v, ms) + 8 * i);
+	if (!same_key(&v, f, id, policy))
+		goto bad;
+	why = "out of memory";
+	idx = calloc(1, sizeof(*idx));
+	if (!idx)
+		goto bad;
+	idx->data_fd = -1;
+	idx->map = map;
+	idx->map_len = (size_t)sb.st_size;
+	why = "inconsistent tables";
+	if (!set_counts(idx, f) || !set_tables(idx, &v))
+		goto bad;
+	why = "out of memory";
+	if (!nodes_own(idx))
+		goto bad;
+	why = "inconsistent tables";
+	nch = idx->count - 1;
+	for (ino = 1; ino <= idx->count; ino++)
+		if (!fix_node(idx, ino, nch))
+			goto bad;
+	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
+		goto bad;
+	idx->stats.memory_bytes = sizeof(*idx) + idx->map_len;
+	*out = idx;
+	return WSNAP_OK;
+bad:
+	if (idx) {
+		idx->map = map;
+		wsnap_index_free(idx);
+	} else {
+		munmap(map, (size_t)sb.st_size);
+	}
+	return unusable(err, why);
+}
+
+/* Attaching the archive */
+
+static enum wsnap_status ignore_member(void *ctx,
+				       const struct wsnap_raw_member *m,
+				       struct wsnap_error *err)
+{
+	return WSNAP_OK;
+}
+
+enum wsnap_status
+wsnap_index_attach_archive(struct wsnap_index *idx, int archive_fd,
+			   const struct wsnap_reader_opts *opts,
+			   struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ro = *opts;
+	struct wsnap_reader_result res = {.data_fd = -1};
+	enum wsnap_status st;
+	int fd;
+
+	if (strcmp(idx->stats.compression, "none") == 0) {
+		fd = fcntl(archive_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return wsnap_error_io(err, errno, NULL,
+					      "cannot dup archive");
+		wsnap_index_attach_data(idx, fd, NULL);
+		return WSNAP_OK;
+	}
+	ro.keep_data = true;
+	st = wsnap_reader_run(archive_fd, &ro, ignore_member, NULL, &res, err);
+	if (st != WSNAP_OK)
+		return st;
+	if (res.stream_bytes != idx->stats.stream_bytes ||
+	    strcmp(res.compression, idx->stats.compression) != 0) {
+		if (res.data_fd >= 0)
+			close(res.data_fd);
+		return wsnap_error_io(err, EIO, NULL,
+				      "archive changed since it was indexed");
+	}
+	wsnap_index_attach_data(idx, res.data_fd, NULL);
+	return WSNAP_OK;
+}

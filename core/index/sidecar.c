@@ -1,0 +1,757 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Sidecars (indexfile.h): an index made elsewhere, to be checked before
+ * anything of it is served.
+ *
+ * Sections (doc/index-format.md), every integer little-endian:
+ *   META     the archive's size and compression, counts, the chunk size,
+ *            the digest algorithm (1: SHA-256) and what the index holds
+ *            under the policy it was written with;
+ *   POLICY   that policy (wsnap_policy_encode);
+ *   MEMBERS  one record per member in archive order, skipped ones
+ *            included: IXF_R_NFIELDS u64 (see ixf.h);
+ *   STRINGS  the names and link names, each NUL-terminated;
+ *   MRUNS    the sparse runs of the members, in member order (offset,
+ *            length);
+ *   DIGESTS  SHA-256 of each chunk of each regular file's stored data, in
+ *            member order: the stored bytes split at every
+ *            WSNAP_SIDECAR_CHUNK from the member's start, so that a member
+ *            of at most one chunk has exactly one digest, its own.
+ *
+ * Why SHA-256 through OpenSSL's libcrypto (EVP): the digests are what
+ * binds the bytes served to the bytes the sidecar's author saw, so they
+ * must resist someone who chooses data, which no checksum does; libcrypto
+ * is on every Debian system, maintained, and uses the CPU's SHA extensions.
+ *
+ * Trust: nothing the sidecar says is believed. Each member record is
+ * checked against the reader's contract (strings inside the section and
+ * NUL-terminated, runs inside their table, data extents 512-aligned, in
+ * archive order, apart and inside the data stream), then given to the
+ * policy engine as the reader would give it, so every rule and limit is
+ * applied again. The digests are copied into the index and reads check
+ * them (wsnap_index_verify) before serving a byte.
+ */
+#include "indexfile.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "fsutil.h"
+#include "grow.h"
+#include "index_impl.h"
+#include "ixf.h"
+
+#define DIGEST_LEN	    32u
+#define DIGEST_ALG_SHA256   1u
+#define NO_LINK		    UINT64_MAX
+#define TAR_BLOCK	    512u
+#define SIDECAR_MAX_MEMBERS (UINT32_MAX - 2u)
+
+enum meta_field {
+	S_ARCHIVE_SIZE,
+	S_COMPRESSION, /* index in ixf_compressions[] */
+	S_STREAM_BYTES,
+	S_INPUT_BYTES,
+	S_NMEMBERS,
+	S_STRINGS_LEN,
+	S_NRUNS,
+	S_NDIGESTS,
+	S_CHUNK,
+	S_DIGEST_ALG,
+	S_POLICY_LEN,
+	/* the index under the recorded policy */
+	S_COUNT,
+	S_MEMBERS,
+	S_DIRS,
+	S_IMPLICIT,
+	S_FILES,
+	S_SYMLINKS,
+	S_TOTAL_BYTES,
+	S_NFIELDS
+};
+
+struct wsnap_index_digests {
+	unsigned char *sha; /* count digests of DIGEST_LEN bytes */
+	uint64_t count;
+	uint64_t *first;	    /* per ino - 1: first digest of a file */
+	_Atomic uint64_t *verified; /* a bit per digest */
+};
+
+struct wsnap_sidecar {
+	unsigned char *buf;
+	uint64_t len;
+	struct ixf_view v;
+	uint64_t f[S_NFIELDS];
+	const unsigned char *policy, *members, *strings, *runs, *digests;
+	char *path;
+};
+
+/* ---- digests --------------------------------------------------------- */
+
+static bool sha256(const void *p, size_t len, unsigned char out[DIGEST_LEN])
+{
+	unsigned int n = 0;
+
+	return EVP_Digest(p, len, out, &n, EVP_sha256(), NULL) == 1 &&
+	       n == DIGEST_LEN;
+}
+
+static uint64_t chunks_of(uint64_t stored)
+{
+	return stored / WSNAP_SIDECAR_CHUNK +
+	       (stored % WSNAP_SIDECAR_CHUNK != 0);
+}
+
+void wsnap_index_digests_free(struct wsnap_index_digests *d)
+{
+	if (!d)
+		return;
+	free(d->sha);
+	free(d->first);
+	free((void *)d->verified);
+	free(d);
+}
+
+bool wsnap_index_has_digests(const struct wsnap_index *idx)
+{
+	return idx && idx->digests;
+}
+
+/* Bytes stored for a regular file: its size, or its runs' total. */
+static uint64_t node_stored(const struct wsnap_index *idx,
+			    const struct wsnap_node *n)
+{
+	const struct wsnap_index_sparse *sp;
+	const struct wsnap_index_run *last;
+
+	if (!(n->flags & WSNAP_NODE_SPARSE))
+		return n->size;
+	sp = &idx->sparse[n->sparse - 1];
+	if (!sp->count)
+		return 0;
+	last = &idx->runs[sp->first + sp->count - 1];
+	return last->stored + last->length;
+}
+
+int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
+		       uint64_t phys, uint64_t len)
+{
+	const struct wsnap_index_digests *d = idx ? idx->digests : NULL;
+	const struct wsnap_node *n;
+	unsigned char *buf = NULL, md[DIGEST_LEN];
+	uint64_t s0, stored, k, kend;
+	int rc = 0;
+
+	if (!d || !len)
+		return 0;
+	n = wsnap_index_node(idx, ino);
+	if (!n || n->type != WSNAP_TYPE_FILE)
+		return -EINVAL;
+	stored = node_stored(idx, n);
+	if (phys < n->offset || phys - n->offset > stored ||
+	    len > stored - (phys - n->offset))
+		return -EIO;
+	s0 = phys - n->offset;
+	kend = (s0 + len - 1) / WSNAP_SIDECAR_CHUNK;
+	for (k = s0 / WSNAP_SIDECAR_CHUNK; k <= kend && !rc; k++) {
+		uint64_t bit = d->first[ino - 1] + k;
+		uint64_t mask = (uint64_t)1 << (bit % 64);
+		uint64_t at = k * WSNAP_SIDECAR_CHUNK;
+		size_t clen = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
+					       ? stored - at
+					       : WSNAP_SIDECAR_CHUNK);
+		size_t got;
+		int e;
+
+		if (atomic_load(&d->verified[bit / 64]) & mask)
+			continue;
+		if (!buf && !(buf = malloc(WSNAP_SIDECAR_CHUNK))) {
+			rc = -ENOMEM;
+			break;
+		}
+		e = wsnap_pread_full(idx->data_fd, buf, clen, n->offset + at,
+				     &got);
+		if (e)
+			rc = -e;
+		else if (got != clen || !sha256(buf, clen, md) ||
+			 memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
+			rc = -EIO;
+		else
+			atomic_fetch_or(&d->verified[bit / 64], mask);
+	}
+	free(buf);
+	return rc;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* The members as the reader gave them, recorded while the builder judges
+ * them. */
+struct recorder {
+	struct wsnap_builder *b;
+	unsigned char *recs;
+	size_t nrecs, caprecs;
+	char *strings;
+	size_t nstrings, capstrings;
+	unsigned char *runs;
+	size_t nruns, capruns;
+	uint64_t nchunks;
+};
+
+static bool rec_string(struct recorder *r, const char *s, size_t len,
+		       uint64_t *off)
+{
+	char *p;
+
+	if (len >= SIZE_MAX - r->nstrings - 1)
+		return false;
+	p = wsnap_grow(r->strings, &r->capstrings, r->nstrings + len + 1, 1);
+	if (!p)
+		return false;
+	r->strings = p;
+	memcpy(p + r->nstrings, s, len);
+	p[r->nstrings + len] = '\0';
+	*off = r->nstrings;
+	r->nstrings += len + 1;
+	return true;
+}
+
+static uint64_t member_stored(const struct wsnap_raw_member *m)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	if (m->type != WSNAP_RAW_FILE)
+		return 0;
+	if (!m->sparse)
+		return m->size;
+	for (i = 0; i < m->nsparse; i++)
+		s += m->sparse[i].length;
+	return s;
+}
+
+static enum wsnap_status record(void *ctx, const struct wsnap_raw_member *m,
+				struct wsnap_error *err)
+{
+	struct recorder *r = ctx;
+	uint64_t f[IXF_R_NFIELDS] = {0};
+	unsigned char *p;
+	size_t i;
+	enum wsnap_status st;
+
+	st = wsnap_builder_add(r->b, m, err);
+	if (st != WSNAP_OK)
+		return st;
+	if (r->nrecs >= SIDECAR_MAX_MEMBERS)
+		return wsnap_error_reject(err, m->name,
+					  "archive member count exceeds limit");
+	p = wsnap_grow(r->recs, &r->caprecs, r->nrecs + 1, IXF_REC_SIZE);
+	if (!p)
+		goto oom;
+	r->recs = p;
+	if (!rec_string(r, m->name, m->name_len, &f[IXF_R_NAME_OFF]))
+		goto oom;
+	f[IXF_R_LINK_OFF] = NO_LINK;
+	if (m->linkname &&
+	    !rec_string(r, m->linkname, m->linkname_len, &f[IXF_R_LINK_OFF]))
+		goto oom;
+	f[IXF_R_NAME_LEN] = m->name_len;
+	f[IXF_R_TYPE] = (uint64_t)m->type;
+	f[IXF_R_TYPEFLAG] = (unsigned char)m->typeflag;
+	f[IXF_R_MODE] = m->mode;
+	f[IXF_R_LINK_LEN] = m->linkname ? m->linkname_len : 0;
+	f[IXF_R_SIZE] = m->size;
+	f[IXF_R_DATA_OFFSET] = m->data_offset;
+	f[IXF_R_MTIME_SEC] = (uint64_t)m->mtime_sec;
+	f[IXF_R_MTIME_NSEC] = m->mtime_nsec;
+	f[IXF_R_NSPARSE] = m->nsparse;
+	for (i = 0; i < IXF_R_NFIELDS; i++)
+		ixf_put64(r->recs + r->nrecs * IXF_REC_SIZE + 8 * i, f[i]);
+	r->nrecs++;
+	if (m->nsparse) {
+		p = wsnap_grow(r->runs, &r->capruns, r->nruns + m->nsparse, 16);
+		if (!p)
+			goto oom;
+		r->runs = p;
+	}
+	for (i = 0; i < m->nsparse; i++, r->nruns++) {
+		ixf_put64(r->runs + r->nruns * 16, m->sparse[i].offset);
+		ixf_put64(r->runs + r->nruns * 16 + 8, m->sparse[i].length);
+	}
+	r->nchunks += chunks_of(member_stored(m));
+	return WSNAP_OK;
+oom:
+	return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+}
+
+/* The digests of every file member's data, read from data_fd. */
+static int put_digests(struct ixf_writer *w, const struct recorder *r,
+		       int data_fd)
+{
+	unsigned char *buf = malloc(WSNAP_SIDECAR_CHUNK), md[DIGEST_LEN];
+	size_t i, run = 0;
+	int e = buf ? 0 : ENOMEM;
+
+	ixf_writer_begin(w, IXF_DIGESTS);
+	for (i = 0; i < r->nrecs && !e; i++) {
+		const unsigned char *rec = r->recs + i * IXF_REC_SIZE;
+		uint64_t ns = ixf_get64(rec + 8 * IXF_R_NSPARSE), stored, at, j;
+		uint64_t off = ixf_get64(rec + 8 * IXF_R_DATA_OFFSET);
+
+		stored = ixf_get64(rec + 8 * IXF_R_SIZE);
+		if (ixf_get64(rec + 8 * IXF_R_TYPE) != WSNAP_RAW_FILE)
+			stored = 0;
+		else if (ns)
+			for (stored = 0, j = 0; j < ns; j++)
+				stored +=
+					ixf_get64(r->runs + (run + j) * 16 + 8);
+		run += ns;
+		for (at = 0; at < stored && !e; at += WSNAP_SIDECAR_CHUNK) {
+			size_t len = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
+						      ? stored - at
+						      : WSNAP_SIDECAR_CHUNK);
+			size_t got;
+
+			e = wsnap_pread_full(data_fd, buf, len, off + at, &got);
+			if (!e && got != len)
+				e = EIO;
+			if (!e && !sha256(buf, len, md))
+				e = ENOMEM;
+			if (!e)
+				ixf_writer_put(w, md, DIGEST_LEN);
+		}
+	}
+	ixf_writer_end(w);
+	free(buf);
+	return e;
+}
+
+static int write_file(int out_fd, const struct recorder *r,
+		      const struct wsnap_index *idx,
+		      const struct wsnap_reader_result *res,
+		      uint64_t archive_size, const struct wsnap_policy *policy)
+{
+	uint64_t f[S_NFIELDS] = {0};
+	struct ixf_writer w;
+	unsigned char *pol;
+	size_t plen;
+	int e;
+
+	pol = ixf_policy_bytes(policy, &plen);
+	if (!pol || ixf_writer_init(&w, out_fd, 6) != 0) {
+		free(pol);
+		return ENOMEM;
+	}
+	f[S_ARCHIVE_SIZE] = archive_size;
+	f[S_COMPRESSION] = ixf_compression_code(res->compression);
+	f[S_STREAM_BYTES] = res->stream_bytes;
+	f[S_INPUT_BYTES] = res->input_bytes;
+	f[S_NMEMBERS] = r->nrecs;
+	f[S_STRINGS_LEN] = r->nstrings;
+	f[S_NRUNS] = r->nruns;
+	f[S_NDIGESTS] = r->nchunks;
+	f[S_CHUNK] = WSNAP_SIDECAR_CHUNK;
+	f[S_DIGEST_ALG] = DIGEST_ALG_SHA256;
+	f[S_POLICY_LEN] = plen;
+	f[S_COUNT] = idx->count;
+	f[S_MEMBERS] = idx->stats.members;
+	f[S_DIRS] = idx->stats.dirs;
+	f[S_IMPLICIT] = idx->stats.implicit;
+	f[S_FILES] = idx->stats.files;
+	f[S_SYMLINKS] = idx->stats.symlinks;
+	f[S_TOTAL_BYTES] = idx->stats.total_bytes;
+	ixf_writer_u64s(&w, IXF_META, f, S_NFIELDS);
+	ixf_writer_section(&w, IXF_POLICY, pol, plen);
+	ixf_writer_section(&w, IXF_MEMBERS, r->recs, r->nrecs * IXF_REC_SIZE);
+	ixf_writer_section(&w, IXF_STRINGS, r->strings, r->nstrings);
+	ixf_writer_section(&w, IXF_MRUNS, r->runs, r->nruns * 16);
+	free(pol);
+	e = put_digests(&w, r, res->data_fd);
+	if (e) {
+		ixf_writer_release(&w);
+		return e;
+	}
+	return ixf_writer_finish(&w, IXF_KIND_SIDECAR, 0);
+}
+
+enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
+				      const struct wsnap_policy *policy,
+				      const struct wsnap_reader_opts *opts,
+				      struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ro = *opts;
+	struct wsnap_reader_result res = {.data_fd = -1};
+	struct recorder r;
+	struct wsnap_index *idx = NULL;
+	enum wsnap_status st;
+	struct stat sb;
+	int e;
+
+	memset(&r, 0, sizeof(r));
+	if (fstat(archive_fd, &sb) != 0)
+		return wsnap_error_io(err, errno, NULL, "cannot stat archive");
+	st = wsnap_builder_new(&r.b, policy, err);
+	if (st != WSNAP_OK)
+		return st;
+	ro.keep_data = true;
+	st = wsnap_reader_run(archive_fd, &ro, record, &r, &res, err);
+	if (st == WSNAP_OK)
+		st = wsnap_builder_finish(r.b, &idx, err);
+	else
+		wsnap_builder_free(r.b);
+	if (st == WSNAP_OK) {
+		e = write_file(out_fd, &r, idx, &res, (uint64_t)sb.st_size,
+			       policy);
+		if (e)
+			st = wsnap_error_io(
+				err, e, NULL,
+				e == ENOSPC ? "no space left writing "
+					      "index file"
+					    : "cannot write index file");
+	}
+	if (res.data_fd >= 0)
+		close(res.data_fd);
+	wsnap_index_free(idx);
+	free(r.recs);
+	free(r.strings);
+	free(r.runs);
+	return st;
+}
+
+/* ---- reading ---------------------------------------------------------- */
+
+static enum wsnap_status invalid(const struct wsnap_sidecar *sc,
+				 struct wsnap_error *err, const char *why)
+{
+	return wsnap_error_io(err, 0, sc->path, "invalid index file (%s)", why);
+}
+
+void wsnap_sidecar_free(struct wsnap_sidecar *sc)
+{
+	if (!sc)
+		return;
+	free(sc->buf);
+	free(sc->path);
+	free(sc);
+}
+
+uint64_t wsnap_sidecar_archive_size(const struct wsnap_sidecar *sc)
+{
+	return sc->f[S_ARCHIVE_SIZE];
+}
+
+const char *wsnap_sidecar_compression(const struct wsnap_sidecar *sc)
+{
+	return ixf_compressions[sc->f[S_COMPRESSION]];
+}
+
+uint64_t wsnap_sidecar_stream_bytes(const struct wsnap_sidecar *sc)
+{
+	return sc->f[S_STREAM_BYTES];
+}
+
+/* The section of type t of exactly n elements of elem bytes (the padding
+ * to 8 aside), or NULL. */
+static const unsigned char *exact(const struct wsnap_sidecar *sc, uint32_t t,
+				  uint64_t n, uint64_t elem)
+{
+	const struct ixf_section *s = ixf_find(&sc->v, t);
+
+	if (!s || n > s->length / elem || s->length - n * elem >= 8)
+		return NULL;
+	return ixf_data(&sc->v, s);
+}
+
+/* The sections and META fields, checked for size and sense. */
+static const char *parse(struct wsnap_sidecar *sc)
+{
+	const struct ixf_section *ms = ixf_find(&sc->v, IXF_META);
+	uint64_t *f = sc->f;
+	int i;
+
+	if (!ms || ms->length != S_NFIELDS * 8)
+		return "bad meta section";
+	for (i = 0; i < S_NFIELDS; i++)
+		f[i] = ixf_get64(ixf_data(&sc->v, ms) + 8 * i);
+	if (f[S_COMPRESSION] >= IXF_NCOMPRESSIONS ||
+	    f[S_CHUNK] != WSNAP_SIDECAR_CHUNK ||
+	    f[S_DIGEST_ALG] != DIGEST_ALG_SHA256 ||
+	    f[S_NMEMBERS] > SIDECAR_MAX_MEMBERS)
+		return "unsupported parameters";
+	sc->policy = exact(sc, IXF_POLICY, f[S_POLICY_LEN], 1);
+	sc->members = exact(sc, IXF_MEMBERS, f[S_NMEMBERS], IXF_REC_SIZE);
+	sc->strings = exact(sc, IXF_STRINGS, f[S_STRINGS_LEN], 1);
+	sc->runs = exact(sc, IXF_MRUNS, f[S_NRUNS], 16);
+	sc->digests = exact(sc, IXF_DIGESTS, f[S_NDIGESTS], DIGEST_LEN);
+	if (!sc->policy || !sc->members || !sc->strings || !sc->runs ||
+	    !sc->digests)
+		return "bad section sizes";
+	return NULL;
+}
+
+enum wsnap_status wsnap_sidecar_read(struct wsnap_sidecar **out, int fd,
+				     const char *path, struct wsnap_error *err)
+{
+	struct wsnap_sidecar *sc;
+	const char *why = NULL;
+	struct stat sb;
+	size_t got;
+	int e;
+
+	*out = NULL;
+	sc = calloc(1, sizeof(*sc));
+	if (!sc || !(sc->path = strdup(path ? path : ""))) {
+		free(sc);
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
+	if (fstat(fd, &sb) != 0) {
+		e = errno;
+		wsnap_sidecar_free(sc);
+		return wsnap_error_io(err, e, path, "cannot stat");
+	}
+	if (!S_ISREG(sb.st_mode) || sb.st_size < IXF_HEADER_SIZE ||
+	    (uint64_t)sb.st_size > SIZE_MAX / 2) {
+		enum wsnap_status st = invalid(sc, err, "not an index file");
+
+		wsnap_sidecar_free(sc);
+		return st;
+	}
+	sc->len = (uint64_t)sb.st_size;
+	sc->buf = malloc((size_t)sc->len);
+	if (!sc->buf) {
+		wsnap_sidecar_free(sc);
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	}
+	e = wsnap_read_full(fd, sc->buf, (size_t)sc->len, &got);
+	if (e) {
+		wsnap_sidecar_free(sc);
+		return wsnap_error_io(err, e, path, "cannot read");
+	}
+	if (got != sc->len)
+		why = "truncated";
+	else if (!ixf_parse(&sc->v, sc->buf, sc->len, IXF_KIND_SIDECAR, &why))
+		;
+	else
+		why = parse(sc);
+	if (why) {
+		enum wsnap_status st = invalid(sc, err, why);
+
+		wsnap_sidecar_free(sc);
+		return st;
+	}
+	*out = sc;
+	return WSNAP_OK;
+}
+
+/* Member i of the sidecar as the reader would give it, checked against
+ * the reader's contract; *run is the index of its first sparse run
+ * (advanced past them), *sparse where the caller's runs go. */
+struct feed {
+	const struct wsnap_sidecar *sc;
+	uint64_t stream_bytes;
+	uint64_t run;	   /* next sparse run */
+	uint64_t data_end; /* end of the last data extent */
+	uint64_t digest;   /* next digest */
+	uint64_t *dfirst;  /* per member: its first digest */
+	struct wsnap_sparse_run *sp;
+	size_t capsp;
+};
+
+static const char *string_at(const struct wsnap_sidecar *sc, uint64_t off,
+			     uint64_t len)
+{
+	uint64_t n = sc->f[S_STRINGS_LEN];
+
+	if (off >= n || len >= n - off || sc->strings[off + len] != '\0')
+		return NULL;
+	return (const char *)sc->strings + off;
+}
+
+static const char *member_at(struct feed *fd, uint64_t i,
+			     struct wsnap_raw_member *m)
+{
+	const struct wsnap_sidecar *sc = fd->sc;
+	const unsigned char *rec = sc->members + i * IXF_REC_SIZE;
+	uint64_t f[IXF_R_NFIELDS], stored = 0, j;
+	int k;
+
+	for (k = 0; k < IXF_R_NFIELDS; k++)
+		f[k] = ixf_get64(rec + 8 * k);
+	memset(m, 0, sizeof(*m));
+	if (f[IXF_R_TYPE] > WSNAP_RAW_OTHER || f[IXF_R_TYPEFLAG] > 255 ||
+	    f[IXF_R_MODE] > 07777 || f[IXF_R_MTIME_NSEC] >= 1000000000u)
+		return "bad member record";
+	m->name = string_at(sc, f[IXF_R_NAME_OFF], f[IXF_R_NAME_LEN]);
+	if (!m->name)
+		return "bad member name";
+	m->name_len = (size_t)f[IXF_R_NAME_LEN];
+	if (f[IXF_R_LINK_OFF] != NO_LINK) {
+		m->linkname =
+			string_at(sc, f[IXF_R_LINK_OFF], f[IXF_R_LINK_LEN]);
+		if (!m->linkname)
+			return "bad member link name";
+		m->linkname_len = (size_t)f[IXF_R_LINK_LEN];
+	}
+	m->type = (enum wsnap_raw_type)f[IXF_R_TYPE];
+	m->typeflag = (char)(unsigned char)f[IXF_R_TYPEFLAG];
+	m->mode = (uint32_t)f[IXF_R_MODE];
+	m->size = f[IXF_R_SIZE];
+	m->data_offset = f[IXF_R_DATA_OFFSET];
+	m->mtime_sec = (int64_t)f[IXF_R_MTIME_SEC];
+	m->mtime_nsec = (uint32_t)f[IXF_R_MTIME_NSEC];
+	if (f[IXF_R_NSPARSE] > sc->f[S_NRUNS] - fd->run)
+		return "bad sparse runs";
+	if (f[IXF_R_NSPARSE]) {
+		struct wsnap_sparse_run *sp =
+			wsnap_grow(fd->sp, &fd->capsp, (size_t)f[IXF_R_NSPARSE],
+				   sizeof(*sp));
+
+		if (!sp)
+			return "out of memory";
+		fd->sp = sp;
+		for (j = 0; j < f[IXF_R_NSPARSE]; j++) {
+			const unsigned char *r = sc->runs + (fd->run + j) * 16;
+
+			sp[j].offset = ixf_get64(r);
+			sp[j].length = ixf_get64(r + 8);
+			if (sp[j].length > UINT64_MAX - stored)
+				return "bad sparse runs";
+			stored += sp[j].length;
+		}
+		m->sparse = sp;
+		m->nsparse = (size_t)f[IXF_R_NSPARSE];
+		if (m->type != WSNAP_RAW_FILE)
+			return "bad sparse runs";
+	} else if (m->type == WSNAP_RAW_FILE) {
+		stored = m->size;
+	}
+	fd->run += f[IXF_R_NSPARSE];
+	if (m->type != WSNAP_RAW_FILE && m->size)
+		return "bad member record";
+	fd->dfirst[i] = fd->digest;
+	if (chunks_of(stored) > sc->f[S_NDIGESTS] - fd->digest)
+		return "too few digests";
+	fd->digest += chunks_of(stored);
+	if (!stored)
+		return NULL;
+	/* a header block before every member's data, extents apart and in
+	 * archive order, inside the stream */
+	if (m->data_offset % TAR_BLOCK || m->data_offset < fd->data_end ||
+	    m->data_offset - fd->data_end < TAR_BLOCK)
+		return "member data overlaps";
+	if (m->data_offset > fd->stream_bytes ||
+	    stored > fd->stream_bytes - m->data_offset)
+		return "member data past the end of the archive";
+	fd->data_end = m->data_offset + stored;
+	return NULL;
+}
+
+/* The digest table of idx from the sidecar's, per node. */
+static bool attach_digests(struct wsnap_index *idx,
+			   const struct wsnap_sidecar *sc,
+			   const uint64_t *dfirst)
+{
+	struct wsnap_index_digests *d = calloc(1, sizeof(*d));
+	uint64_t n = sc->f[S_NDIGESTS];
+	uint32_t ino;
+
+	if (!d)
+		return false;
+	idx->digests = d;
+	d->count = n;
+	d->sha = malloc(n ? n * DIGEST_LEN : 1);
+	d->first = calloc(idx->count, sizeof(*d->first));
+	d->verified = calloc(n / 64 + 1, sizeof(*d->verified));
+	if (!d->sha || !d->first || !d->verified)
+		return false;
+	memcpy(d->sha, sc->digests, n * DIGEST_LEN);
+	for (ino = 1; ino <= idx->count; ino++) {
+		const struct wsnap_node *nd = &idx->nodes[ino - 1];
+
+		/* a file's order is its 1-based position among the members
+		 * given to the builder: the sidecar's record number */
+		if (nd->type == WSNAP_TYPE_FILE)
+			d->first[ino - 1] = dfirst[nd->order - 1];
+	}
+	return true;
+}
+
+/* Whether idx is what the sidecar claims (under its own policy). */
+static bool as_claimed(const struct wsnap_index *idx, const uint64_t *f)
+{
+	const struct wsnap_index_stats *s = &idx->stats;
+
+	return f[S_COUNT] == idx->count && f[S_MEMBERS] == s->members &&
+	       f[S_DIRS] == s->dirs && f[S_IMPLICIT] == s->implicit &&
+	       f[S_FILES] == s->files && f[S_SYMLINKS] == s->symlinks &&
+	       f[S_TOTAL_BYTES] == s->total_bytes;
+}
+
+enum wsnap_status wsnap_sidecar_index(const struct wsnap_sidecar *sc,
+				      const struct wsnap_policy *policy,
+				      uint64_t stream_bytes,
+				      struct wsnap_index **out,
+				      struct wsnap_error *err)
+{
+	struct feed fd = {.sc = sc, .stream_bytes = stream_bytes};
+	struct wsnap_builder *b = NULL;
+	struct wsnap_index *idx = NULL;
+	unsigned char *pol = NULL;
+	const char *why = NULL;
+	size_t plen;
+	uint64_t i;
+	enum wsnap_status st;
+
+	*out = NULL;
+	fd.dfirst = malloc((size_t)(sc->f[S_NMEMBERS] + 1) * sizeof(uint64_t));
+	if (!fd.dfirst)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	st = wsnap_builder_new(&b, policy, err);
+	for (i = 0; st == WSNAP_OK && i < sc->f[S_NMEMBERS]; i++) {
+		struct wsnap_raw_member m;
+
+		why = member_at(&fd, i, &m);
+		if (why)
+			break;
+		st = wsnap_builder_add(b, &m, err);
+	}
+	if (st == WSNAP_OK && !why && fd.digest != sc->f[S_NDIGESTS])
+		why = "too many digests";
+	if (st != WSNAP_OK || why) {
+		wsnap_builder_free(b);
+		goto out;
+	}
+	st = wsnap_builder_finish(b, &idx, err);
+	if (st != WSNAP_OK)
+		goto out;
+	idx->stats.stream_bytes = sc->f[S_STREAM_BYTES];
+	idx->stats.input_bytes = sc->f[S_INPUT_BYTES];
+	idx->stats.compression = wsnap_sidecar_compression(sc);
+	pol = ixf_policy_bytes(policy, &plen);
+	if (!pol || !attach_digests(idx, sc, fd.dfirst)) {
+		st = wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+		goto out;
+	}
+	if (plen == sc->f[S_POLICY_LEN] && !memcmp(pol, sc->policy, plen) &&
+	    !as_claimed(idx, sc->f))
+		why = "its members do not give the index it claims";
+out:
+	if (st == WSNAP_OK && why)
+		st = invalid(sc, err, why);
+	if (st == WSNAP_OK) {
+		*out = idx;
+		idx = NULL;
+	}
+	wsnap_index_free(idx);
+	free(pol);
+	free(fd.sp);
+	free(fd.dfirst);
+	return st;
+}
