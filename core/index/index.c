@@ -62,6 +62,8 @@ static uint32_t path_bucket(const struct wsnap_index *idx, const char *dir,
 static void index_release(struct wsnap_index *idx)
 {
 	wsnap_index_digests_free(idx->digests);
+	/* a loaded index's case dependencies are its own copy (indexfile.c) */
+	free(idx->case_deps);
 	if (idx->map) {
 		if (idx->nodes_map_len)
 			munmap(idx->nodes, idx->nodes_map_len);
@@ -75,7 +77,6 @@ static void index_release(struct wsnap_index *idx)
 	wsnap_arena_release(&idx->targets);
 	free(idx->runs);
 	free(idx->sparse);
-	free(idx->case_deps);
 }
 
 void wsnap_index_free(struct wsnap_index *idx)
