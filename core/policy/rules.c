@@ -19,6 +19,7 @@
  */
 #include <string.h>
 
+#include "escape.h"
 #include "policy_private.h"
 
 /* Names */
@@ -27,20 +28,10 @@
  * surrogateescape sees it: an invalid byte is a character of its own. */
 static size_t utf8_char_len(const unsigned char *s, size_t len)
 {
-	size_t n, i;
+	uint32_t cp;
+	size_t n = wsnap_utf8_seq(s, len, &cp);
 
-	if (s[0] < 0xc2 || s[0] > 0xf4)
-		return 1;
-	n = s[0] < 0xe0 ? 2 : s[0] < 0xf0 ? 3 : 4;
-	if (len < n)
-		return 1;
-	for (i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 1;
-	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
-	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
-		return 1;
-	return n;
+	return n ? n : 1;
 }
 
 enum wsnap_status wsnap_name_parse(struct wsnap_name *nm,
