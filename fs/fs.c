@@ -309,7 +309,7 @@ int wsnap_fs_do_read(const struct wsnap_fs *fs, fuse_ino_t ino, size_t size,
 	len = size;
 	if ((uint64_t)len > n->size - (uint64_t)off)
 		len = (size_t)(n->size - (uint64_t)off);
-	if (wsnap_index_data_fd(fs->idx) < 0)
+	if (!wsnap_index_has_data(fs->idx))
 		return EIO;
 
 	/*

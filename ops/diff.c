@@ -38,7 +38,7 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	bool seq = arc->seq && phys >= arc->last_end &&
 		   phys - arc->last_end <= WSNAP_DIFF_WINDOW;
 	size_t n;
-	int e;
+	ssize_t r;
 
 	if (arc->win && phys >= arc->win_off &&
 	    phys - arc->win_off <= arc->win_len &&
@@ -55,11 +55,12 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 	if (seq && len < WSNAP_DIFF_WINDOW / 2) {
 		/* reading along the data: take a window at once */
 		arc->win_len = 0;
-		e = wsnap_pread_full(arc->fd, arc->win, WSNAP_DIFF_WINDOW, phys,
-				     &n);
-		if (e)
-			return wsnap_error_io(err, e, arc->label,
+		r = wsnap_index_read_stored(arc->idx, arc->win,
+					    WSNAP_DIFF_WINDOW, phys);
+		if (r < 0)
+			return wsnap_error_io(err, (int)-r, arc->label,
 					      "cannot read archive data");
+		n = (size_t)r;
 		/* a window is kept only once its bytes are known unchanged */
 		if (n < len || wsnap_index_data_check(arc->idx) != 0)
 			return arc_changed(arc, err);
@@ -68,10 +69,11 @@ static enum wsnap_status arc_fill(struct wsnap_diff_archive *arc, void *dst,
 		memcpy(dst, arc->win, len);
 		goto done;
 	}
-	e = wsnap_pread_full(arc->fd, dst, len, phys, &n);
-	if (e)
-		return wsnap_error_io(err, e, arc->label,
+	r = wsnap_index_read_stored(arc->idx, dst, len, phys);
+	if (r < 0)
+		return wsnap_error_io(err, (int)-r, arc->label,
 				      "cannot read archive data");
+	n = (size_t)r;
 	/* bytes read are the judged ones only if the file is still the same */
 	if (n < len || wsnap_index_data_check(arc->idx) != 0)
 		return arc_changed(arc, err);
@@ -96,7 +98,7 @@ static enum wsnap_status arc_read(void *ctx, void *h, void *buf, size_t len,
 	uint32_t ino = (uint32_t)(uintptr_t)h;
 	unsigned char *p = buf;
 
-	if (arc->fd < 0)
+	if (!wsnap_index_has_data(arc->idx))
 		return wsnap_error_io(err, EBADF, arc->label,
 				      "cannot read archive data");
 	while (len) {
@@ -113,6 +115,11 @@ static enum wsnap_status arc_read(void *ctx, void *h, void *buf, size_t len,
 		n = avail < len ? (size_t)avail : len;
 		if (ext.physical < 0) {
 			memset(p, 0, n);
+		} else if (wsnap_index_verify(arc->idx, ino,
+					      (uint64_t)ext.physical + skip,
+					      n) != 0) {
+			/* an index from a sidecar: bytes not as it says */
+			return arc_changed(arc, err);
 		} else {
 			s = arc_fill(arc, p, n, (uint64_t)ext.physical + skip,
 				     err);

@@ -406,7 +406,8 @@ static enum wsnap_status exp_init(struct exp *x, const struct wsnap_index *idx,
 				return s;
 		}
 	}
-	if (x->prog.bytes_total > 0 && x->datafd < 0 && !x->stream)
+	if (x->prog.bytes_total > 0 && x->datafd < 0 && !x->stream &&
+	    !wsnap_index_has_data(idx))
 		return wsnap_export_fail_io(
 			x, EBADF, NULL,
 			"index has no data (built without keep_data)");

@@ -103,6 +103,24 @@ static enum wsnap_status write_at(struct exp *x, int fd,
 	return WSNAP_OK;
 }
 
+/* Reads up to len bytes of the data at phys: from the descriptor, or the
+ * index's stream when there is none. The bytes read, or -1 with errno. */
+static ssize_t data_read(struct exp *x, void *buf, size_t len, uint64_t phys)
+{
+	ssize_t r;
+
+	if (x->datafd >= 0) {
+		WSNAP_RETRY_EINTR(r, pread(x->datafd, buf, len, (off_t)phys));
+		return r;
+	}
+	r = wsnap_index_read_stored(x->idx, buf, len, phys);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
 /* A small run, through the read-ahead window. */
 static enum wsnap_status copy_small(struct exp *x, int fd,
 				    const struct wsnap_node *n, uint64_t phys,
@@ -112,8 +130,7 @@ static enum wsnap_status copy_small(struct exp *x, int fd,
 	    len > x->win_len - (phys - x->win_off)) {
 		ssize_t r;
 
-		WSNAP_RETRY_EINTR(
-			r, pread(x->datafd, x->win, WINDOW_SIZE, (off_t)phys));
+		r = data_read(x, x->win, WINDOW_SIZE, phys);
 		if (r < 0)
 			return wsnap_export_fail_io(x, errno, n->path,
 						    "cannot read archive data");
@@ -132,7 +149,7 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 				  const struct wsnap_node *n, uint64_t phys,
 				  uint64_t off, uint64_t len)
 {
-	while (len > 0 && x->use_copy_range) {
+	while (len > 0 && x->use_copy_range && x->datafd >= 0) {
 		loff_t in = (loff_t)phys, out = (loff_t)off;
 		size_t chunk = len > COPY_RANGE_CHUNK ? COPY_RANGE_CHUNK : len;
 		ssize_t r = copy_file_range(x->datafd, &in, fd, &out, chunk, 0);
@@ -161,8 +178,7 @@ static enum wsnap_status copy_run(struct exp *x, int fd,
 		enum wsnap_status s;
 		ssize_t r;
 
-		WSNAP_RETRY_EINTR(r,
-				  pread(x->datafd, x->buf, chunk, (off_t)phys));
+		r = data_read(x, x->buf, chunk, phys);
 		if (r < 0)
 			return wsnap_export_fail_io(x, errno, n->path,
 						    "cannot read archive data");

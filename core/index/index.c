@@ -32,6 +32,7 @@
 #include "engine.h"
 #include "fsutil.h"
 #include "policy.h"
+#include "stream.h"
 
 struct sort_ent {
 	const char *path;
@@ -85,6 +86,7 @@ void wsnap_index_free(struct wsnap_index *idx)
 		return;
 	if (idx->data_fd >= 0)
 		close(idx->data_fd);
+	wsnap_stream_free(idx->stream);
 	index_release(idx);
 	free(idx);
 }
@@ -499,6 +501,10 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 	}
 	if (idx->data_fd >= 0 && idx->data_fd != fd)
 		close(idx->data_fd);
+	if (fd >= 0) {
+		wsnap_stream_free(idx->stream);
+		idx->stream = NULL;
+	}
 	idx->data_fd = fd;
 	idx->data_spilled = res && res->spilled;
 	idx->data_stat_valid = false;
@@ -517,6 +523,27 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 		if (res->compression)
 			idx->stats.compression = res->compression;
 	}
+}
+
+void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s)
+{
+	if (!idx) {
+		wsnap_stream_free(s);
+		return;
+	}
+	if (idx->data_fd >= 0)
+		close(idx->data_fd);
+	idx->data_fd = -1;
+	idx->data_spilled = false;
+	idx->data_stat_valid = false;
+	if (idx->stream != s)
+		wsnap_stream_free(idx->stream);
+	idx->stream = s;
+}
+
+bool wsnap_index_has_data(const struct wsnap_index *idx)
+{
+	return idx && (idx->data_fd >= 0 || idx->stream);
 }
 
 int wsnap_index_data_fd(const struct wsnap_index *idx)
@@ -538,6 +565,8 @@ int wsnap_index_data_check(const struct wsnap_index *idx)
 {
 	struct wsnap_fileid now;
 
+	if (idx && idx->stream)
+		return wsnap_stream_check(idx->stream);
 	if (!idx || idx->data_fd < 0)
 		return -EBADF;
 	if (!idx->data_stat_valid ||
@@ -593,14 +622,47 @@ int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
 
 /* Reads exactly len bytes at off of fd: 0, -EIO when the file ends first,
  * or -errno. */
-static int read_exact(int fd, char *buf, size_t len, int64_t off)
+ssize_t wsnap_index_read_stored(const struct wsnap_index *idx, void *buf,
+				size_t len, uint64_t phys)
 {
 	size_t got;
-	int e = wsnap_pread_full(fd, buf, len, (uint64_t)off, &got);
+	int e;
 
-	if (e)
-		return -e;
-	return got < len ? -EIO : 0;
+	if (!idx)
+		return -EBADF;
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	if (idx->stream) {
+		ssize_t r, done = 0;
+
+		while ((size_t)done < len) {
+			r = idx->stream->ops->pread(
+				idx->stream, (char *)buf + done,
+				len - (size_t)done, phys + (uint64_t)done);
+			if (r < 0)
+				return r;
+			if (r == 0)
+				break;
+			done += r;
+		}
+		return done;
+	}
+	if (idx->data_fd < 0)
+		return -EBADF;
+	if (phys > (uint64_t)INT64_MAX - len)
+		return -EINVAL;
+	e = wsnap_pread_full(idx->data_fd, buf, len, phys, &got);
+	return e ? -e : (ssize_t)got;
+}
+
+static int read_exact(const struct wsnap_index *idx, char *buf, size_t len,
+		      int64_t off)
+{
+	ssize_t got = wsnap_index_read_stored(idx, buf, len, (uint64_t)off);
+
+	if (got < 0)
+		return (int)got;
+	return (size_t)got < len ? -EIO : 0;
 }
 
 ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
@@ -634,8 +696,8 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 			memset((char *)buf + done, 0, chunk);
 		else if ((rc = wsnap_index_verify(
 				  idx, ino, (uint64_t)ext.physical, chunk)) ||
-			 (rc = read_exact(idx->data_fd, (char *)buf + done,
-					  chunk, ext.physical)))
+			 (rc = read_exact(idx, (char *)buf + done, chunk,
+					  ext.physical)))
 			return rc;
 		done += chunk;
 	}

@@ -167,8 +167,8 @@ size_t wsnap_index_case_deps(const struct wsnap_index *idx,
  * size, mtime or ctime differ, fileid.h), checked both before and after
  * the bytes are read, so that what it returns is what was judged.
  *
- * wsnap_index_data_check: -EIO if the data file changed since before the
- * build read it, else 0 (-EBADF without a data descriptor).
+ * wsnap_index_data_check: -EIO if the data file (or stream) changed since
+ * before the build read it, else 0 (-EBADF without data).
  *
  * wsnap_index_data_spilled: whether the data descriptor is the spill file
  * this process wrote (unlinked, its own), not the archive itself, which
@@ -180,6 +180,25 @@ struct wsnap_extent {
 	int64_t physical; /* < 0: hole */
 };
 int wsnap_index_data_fd(const struct wsnap_index *idx);
+
+/*
+ * Data through a stream (stream.h: a compressed archive decoded from seek
+ * points, a remote object): wsnap_index_attach_stream makes idx read its
+ * data from s, which it owns from then on (a descriptor attached before is
+ * closed; wsnap_index_data_fd is -1 after it). wsnap_index_has_data: a
+ * descriptor or a stream is attached.
+ *
+ * wsnap_index_read_stored: reads up to len bytes of the decoded stream at
+ * physical offset phys (what extents address) from the descriptor or the
+ * stream; returns the bytes read (fewer only at the end of the data) or a
+ * negative errno (-EIO when the data changed). No digest is checked: a
+ * caller serving the bytes calls wsnap_index_verify first.
+ */
+struct wsnap_stream;
+void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s);
+bool wsnap_index_has_data(const struct wsnap_index *idx);
+ssize_t wsnap_index_read_stored(const struct wsnap_index *idx, void *buf,
+				size_t len, uint64_t phys);
 int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,
 		       uint64_t off, struct wsnap_extent *ext);
 ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,

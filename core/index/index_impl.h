@@ -57,6 +57,8 @@ struct wsnap_index {
 	bool data_spilled;    /* data_fd is our own spill file */
 	bool data_stat_valid; /* data_id was taken */
 	struct wsnap_fileid data_id;
+	/* or the data through a stream (stream.h), data_fd then -1 */
+	struct wsnap_stream *stream;
 	/* loaded from a cache entry (indexfile.c): the private mapping the
 	 * tables point into, unmapped instead of freeing them, but for the
 	 * nodes, in an anonymous mapping of nodes_map_len bytes of their own */

@@ -167,8 +167,7 @@ int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		size_t clen = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
 					       ? stored - at
 					       : WSNAP_SIDECAR_CHUNK);
-		size_t got;
-		int e;
+		ssize_t r;
 
 		if (atomic_load(&d->verified[bit / 64]) & mask)
 			continue;
@@ -176,11 +175,10 @@ int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 			rc = -ENOMEM;
 			break;
 		}
-		e = wsnap_pread_full(idx->data_fd, buf, clen, n->offset + at,
-				     &got);
-		if (e)
-			rc = -e;
-		else if (got != clen || !sha256(buf, clen, md) ||
+		r = wsnap_index_read_stored(idx, buf, clen, n->offset + at);
+		if (r < 0)
+			rc = (int)r;
+		else if ((size_t)r != clen || !sha256(buf, clen, md) ||
 			 memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
 			rc = -EIO;
 		else

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Random access to an archive's bytes, wherever they are.
+ *
+ * Two layers:
+ *  - a source (struct wsnap_source) is the archive object as stored: a
+ *    local file, or an object behind HTTP(S)/S3. It reads raw bytes at an
+ *    offset and knows whether the object is still the version that was
+ *    validated (a file's identity, fileid.h; a remote object's ETag);
+ *  - a stream (struct wsnap_stream) is the decoded tar stream, the bytes
+ *    that an index's physical offsets address: a plain archive's source as
+ *    it is, or a compressed one decoded from a seek point.
+ *
+ * An index whose data is not a plain local descriptor (wsnap_index_data_fd)
+ * reads through a stream (wsnap_index_attach_stream, index.h).
+ *
+ * Contract of every implementation:
+ *  - pread is safe from any number of threads at once;
+ *  - pread returns the bytes read (fewer than asked only at the end of the
+ *    object or stream, 0 at or past it) or a negative errno; -EIO when the
+ *    object is no longer the version validated, never other bytes;
+ *  - check returns 0 while the object is the version validated, -EIO once
+ *    it is not (or -errno when that cannot be told);
+ *  - destroy frees everything (NULL-safe through wsnap_*_free); a stream
+ *    owns the source it was made over.
+ */
+#ifndef WSNAP_STREAM_H
+#define WSNAP_STREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct wsnap_source;
+struct wsnap_source_ops {
+	ssize_t (*pread)(struct wsnap_source *src, void *buf, size_t len,
+			 uint64_t off);
+	int (*check)(struct wsnap_source *src);
+	void (*destroy)(struct wsnap_source *src);
+};
+
+struct wsnap_source {
+	const struct wsnap_source_ops *ops;
+	uint64_t size; /* the object's size when it was opened */
+	/* what messages call it: a path, or a URL without credentials */
+	const char *label;
+};
+
+struct wsnap_stream;
+struct wsnap_stream_ops {
+	ssize_t (*pread)(struct wsnap_stream *s, void *buf, size_t len,
+			 uint64_t off);
+	int (*check)(struct wsnap_stream *s);
+	void (*destroy)(struct wsnap_stream *s);
+};
+
+struct wsnap_stream {
+	const struct wsnap_stream_ops *ops;
+	uint64_t size; /* decoded bytes */
+};
+
+/* ---- sources ------------------------------------------------------------ */
+
+/*
+ * A source over a local regular file: takes over fd (closed by destroy, also
+ * when this fails) and records its identity once it has settled
+ * (wsnap_fileid_settle); reads fail with -EIO once the file is not that one.
+ * label is copied. Returns 0 and *out, or a negative errno.
+ */
+int wsnap_source_file(int fd, const char *label, struct wsnap_source **out);
+
+/* Reads exactly len bytes at off; 0, -EIO when the object ends first, or a
+ * negative errno. */
+int wsnap_source_read(struct wsnap_source *src, void *buf, size_t len,
+		      uint64_t off);
+
+void wsnap_source_free(struct wsnap_source *src);
+
+/* ---- streams ------------------------------------------------------------ */
+
+/* The stream of a plain (uncompressed) archive: the source itself. Takes
+ * over src (freed on failure too). Returns 0 and *out, or -ENOMEM. */
+int wsnap_stream_plain(struct wsnap_source *src, struct wsnap_stream **out);
+
+/* Reads exactly len bytes at off of the decoded stream; 0, -EIO when it
+ * ends first, or a negative errno. */
+int wsnap_stream_read(struct wsnap_stream *s, void *buf, size_t len,
+		      uint64_t off);
+
+static inline int wsnap_stream_check(struct wsnap_stream *s)
+{
+	return s->ops->check(s);
+}
+
+void wsnap_stream_free(struct wsnap_stream *s);
+
+#endif
