@@ -5,13 +5,13 @@
 # wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
 # archivemount, side by side in one run, on synthetic snapshots.
 #
-#   bench/run.sh [--quick] [--sections 2,3,4,5,7,8[,9]] [--out FILE.md]
+#   bench/run.sh [--quick] [--sections 2,3,4,5,7,8,9] [--out FILE.md]
 #                [--workdir DIR] [--keep] [--reps N] [--timeout S]
 #                [--wsnap PATH]
 #
 # One numbered section per job (2 check/list, 3 mount, 4 export, 5 diff/pack,
-# 7 hydrate, 8 diff as a patch, 9 remote snapshots over loopback: not in the
-# default list, it needs nginx); each prints Markdown tables: one row per tool with wall time,
+# 7 hydrate, 8 diff as a patch, 9 remote snapshots from nginx over loopback);
+# each prints Markdown tables: one row per tool with wall time,
 # peak memory, the ratio to the wsnap row of the same table, and the section's
 # target next to it. A wsnap subcommand that is missing or fails gives
 # 'n/a (reason)' in its row; the run goes on. Every mount the script makes is
@@ -20,14 +20,15 @@
 # is still there; it is removed at the end unless --keep.
 #
 # Needs: GNU tar, bsdtar, python3, /usr/bin/time, git, and for the mount rows
-# /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh).
+# /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh); for
+# section 9 nginx, openssl and curl (scripts/deps.sh).
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=$(dirname "$BENCH_DIR")
 
 QUICK=0
-SECTIONS=2,3,4,5,7,8
+SECTIONS=2,3,4,5,7,8,9
 OUT=
 WORK=/tmp/wsnap-bench
 KEEP=0
@@ -1219,10 +1220,10 @@ PY
 			unmount_fuse "$mnt"
 		fi
 		log "r9.ttfb.curl (run $r/$REPS)"
-		run1 r9.ttfb.curl --no-peak -- curl -s -r 0-0 -o /dev/null "$HTTP_URL/small-a.tar"
+		run1 r9.ttfb.curl -- curl -s -r 0-0 -o /dev/null "$HTTP_URL/small-a.tar"
 		m=$(log_mark "$NGINX_LOG")
 		log "r9.scat.curl (run $r/$REPS)"
-		run1 r9.scat.curl --no-peak -- curl "${curl_args[@]}"
+		run1 r9.scat.curl -- curl "${curl_args[@]}"
 		R9_SCAT_CURL=$(r9_counts "$m")
 	done
 
