@@ -210,6 +210,7 @@ for s in http https s3; do
 		fail "$s: diff of the workspace: exit $rc1/$rc2: $(cat "$work/d1" "$work/d2" "$work/stderr")"
 	grep -q 'src/pkg/main.py' "$work/d1" || fail "$s: the change is not in the diff"
 	st=$(dirname "$ws")/.$(basename "$ws").wsnap
+	[ -f "$st/state" ] || fail "$s: no state file at $st/state"
 	no_secrets "$st/state"
 	expect_rc 0 "$W" unmount --discard "$ws"
 done
@@ -362,8 +363,8 @@ m=$(log_mark "$FAULT_LOG")
 expect_rc 0 timeout 60 "$W" mount -o timeout=3 "$FAULT_URL/faults.tar" "$mnt"
 [ "$(log_count "$FAULT_LOG" "$m")" -le 3 ] || fail "faults: mount: $(log_since "$FAULT_LOG" "$m")"
 DATA='match=^GET /faults\.tar '
-# fault WHAT FILE K=V...: FILE (fresh) reads right although the data
-# requests meet the fault; the fault must have been met
+# fault WHAT FILE K=V...: FILE (fresh: no member next to it was read)
+# reads right although the data requests meet the fault, which they must
 fault() {
 	local what=$1 f=$2
 	shift 2
@@ -373,10 +374,10 @@ fault() {
 	fault_state | grep -q '"faulted": [1-9]' || fail "faults: $what: never met: $(fault_state)"
 }
 fault "two 500s" f01 mode=status status=500 n=2
-fault "a 503" f02 mode=status status=503 n=1
-fault "two resets" f03 mode=reset n=2
-fault "a short body" f04 mode=truncate n=1
-fault "a delay under the timeout" f05 mode=delay delay=1 n=2
+fault "a 503" f04 mode=status status=503 n=1
+fault "two resets" f07 mode=reset n=2
+fault "a short body" f10 mode=truncate n=1
+fault "a delay under the timeout" f13 mode=delay delay=1 n=2
 # a fault that does not end: EIO in bounded time, then the mount recovers
 # eio WHAT FILE K=V...
 eio() {
@@ -390,15 +391,15 @@ eio() {
 	fault_set
 	echo "faults: $what: EIO after $t s"
 }
-eio "500 for ever" f06 mode=status status=500
-eio "a server that hangs (-o timeout=3)" f07 mode=hang
-eio "resets for ever" f08 mode=reset
+eio "500 for ever" f16 mode=status status=500
+eio "a server that hangs (-o timeout=3)" f19 mode=hang
+eio "resets for ever" f22 mode=reset
 fault_set
-timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f09 ||
+timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f25 ||
 	fail "faults: the mount did not recover"
 # the object replaced: EIO (If-Match), never the new object's bytes
 fault_set replace=/faults.tar=/faults-v2.tar
-n=$(timeout 90 python3 "$rr" check either "$work/faults.tar" "$mnt" f10 f11) ||
+n=$(timeout 90 python3 "$rr" check either "$work/faults.tar" "$mnt" f28 f31) ||
 	fail "faults: replaced object: wrong bytes or another error"
 [ "$n" -ge 1 ] || fail "faults: the replaced object was read without EIO"
 [ "$(log_count "$NGINX_LOG" 0 '$2 == "/faults-v2.tar" && $4 == 206')" = 0 ] ||
@@ -409,7 +410,7 @@ remote_stop_one() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; 
 remote_stop_one "${remote_pids[-1]}"
 unset 'remote_pids[-1]'
 t0=$SECONDS
-timeout 90 python3 "$rr" check eio "$work/faults.tar" "$mnt" f12 ||
+timeout 90 python3 "$rr" check eio "$work/faults.tar" "$mnt" f34 ||
 	fail "faults: server gone: not EIO in bounded time"
 echo "faults: server gone: EIO after $((SECONDS - t0)) s"
 ls "$mnt" >/dev/null || fail "faults: the mount's listing failed with the server gone"

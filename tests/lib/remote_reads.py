@@ -3,9 +3,11 @@
 """Reads through a mount of a remote snapshot (tests/e2e/e2e_remote.sh).
 
   remote_reads.py make DIR
-      DIR/faults.tar: 12 members f01..f12 of 2 MiB (+ a little) of
-      distinct bytes, and DIR/faults-v2.tar laid out alike (the same names,
-      sizes and offsets) with other bytes: the object a server swaps in;
+      DIR/faults.tar: 34 members f01..f34 of 1.2 MiB (+ a little) of
+      distinct bytes (a test reads every third, so that no read-ahead of
+      one holds the next), and DIR/faults-v2.tar laid out alike (the same
+      names, sizes and offsets) with other bytes: the object a server
+      swaps in;
       DIR/many.tar: 400 small files in 8 directories; DIR/other.tar: the
       snapshot DIR/snap.tar with the bytes of every file changed (sizes
       kept)
@@ -42,8 +44,9 @@ def make(d):
         r = random.Random(seed)
         with tarfile.open(os.path.join(d, name), "w",
                           format=tarfile.PAX_FORMAT) as tf:
-            for i in range(1, 13):
-                add(tf, "f%02d" % i, r.randbytes((2 << 20) + 1000 * i))
+            for i in range(1, 35):
+                add(tf, "f%02d" % i, r.randbytes((1 << 20) + (200 << 10) +
+                                                 1000 * i))
     r = random.Random(3)
     with tarfile.open(os.path.join(d, "many.tar"), "w",
                       format=tarfile.PAX_FORMAT) as tf:
