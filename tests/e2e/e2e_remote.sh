@@ -262,6 +262,16 @@ bs=$(python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(
 [ "$n" -le $((bs / 1048576 + 3)) ] || fail "a $bs-byte member took $n requests"
 [ "$b" -le $((bs + (2 << 20))) ] || fail "a $bs-byte member fetched $b bytes"
 expect_rc 0 "$W" unmount "$mnt"
+# one request for a chunk however many threads want it: 8 readers of one
+# MiB of a fresh mount at once (that MiB spans at most 2 chunks)
+newmnt mnt-together
+expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar" "$mnt"
+m=$(log_mark "$NGINX_LOG")
+timeout 60 python3 "$rr" together "$work/snap.tar" "$mnt" big/multi.bin 8 131072 ||
+	fail "8 readers of one chunk"
+n=$(log_count "$NGINX_LOG" "$m" '$1 == "GET" && $2 == "/snap.tar"')
+[ "$n" -le 3 ] || fail "8 readers of one MiB made $n requests: $(log_since "$NGINX_LOG" "$m")"
+expect_rc 0 "$W" unmount "$mnt"
 # the sidecar's digests are checked before anything is served
 newmnt mnt-tampered
 expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/tampered.tar" "$mnt"
