@@ -1102,7 +1102,7 @@ r9_verify_cat() { # the scattered files' bytes, as cat printed them
 }
 
 sec9() {
-	local why r k m c mnt req bytes need nsc t
+	local why k m t a
 	out ""
 	out "## 9. remote snapshots over loopback (nginx on 127.0.0.1)"
 	out ""
@@ -1125,6 +1125,7 @@ sec9() {
 	else
 		ln -sf "$DATA/small-a.tar" "$DATA/big.tar" "$R9/www/"
 		# its servers are ended by the EXIT trap, before cleanup's unmounts
+		# shellcheck disable=SC2034 # read by remote_lib.sh
 		work=$RUN name=run.sh WSNAP_SOURCE_DIR=$SRC_DIR
 		# shellcheck source=../tests/lib/remote_lib.sh
 		. "$SRC_DIR/tests/lib/remote_lib.sh"
@@ -1258,7 +1259,7 @@ PY
 }
 
 sec9_tables() {
-	local req bytes met n b
+	local req bytes met n
 	read -r req bytes <<<"${R9_MOUNT:-- -}"
 	met=NO
 	[ "$req" != - ] && [ "$req" -le 3 ] && met=yes

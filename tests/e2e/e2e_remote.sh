@@ -80,9 +80,9 @@ for a in snap.tar plain.tar other.tar many.tar snap.tar.wsnapidx \
 	many.tar.wsnapidx; do
 	s3_put snaps "$a" "$www/$a"
 done
-S3_ENV=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION
-	AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET
-	AWS_SESSION_TOKEN=$TOKEN)
+S3_ENV=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION"
+	AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+	AWS_SESSION_TOKEN="$TOKEN")
 
 # src NAME ARCHIVE: sets $url, $slog (the log that counts its requests)
 # and $senv (its environment) for the source NAME (http, https, s3)
@@ -308,13 +308,13 @@ one_line "404 with credentials in the URL" "$hostport/nothing.tar"
 no_secrets "$work/stderr"
 ! grep -q wsnapuser "$work/stderr" || fail "the URL's user in the message: $(cat "$work/stderr")"
 src s3 snap.tar
-senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION AWS_ACCESS_KEY_ID=$KEY
-	AWS_SECRET_ACCESS_KEY=wrong-secret AWS_SESSION_TOKEN=$TOKEN)
+senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION" AWS_ACCESS_KEY_ID="$KEY"
+	AWS_SECRET_ACCESS_KEY=wrong-secret AWS_SESSION_TOKEN="$TOKEN")
 expect_rc 4 on "$W" mount "$url" "$mnt"
 one_line "s3 wrong secret" "$url"
 no_secrets "$work/stderr"
 ! grep -q wrong-secret "$work/stderr" || fail "the secret in the message"
-senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION) # anonymous
+senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION") # anonymous
 expect_rc 4 on "$W" mount "$url" "$mnt"
 one_line "s3 anonymous" "$url"
 src s3 nothing.tar
@@ -326,16 +326,18 @@ one_line "s3 404" "$url"
 src s3 snap.tar
 for variant in endpoint default-region profile; do
 	case $variant in
-	endpoint) senv=(AWS_ENDPOINT_URL="$S3_URL" AWS_REGION=$REGION
-		AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_SESSION_TOKEN=$TOKEN) ;;
-	default-region) senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_DEFAULT_REGION=$REGION
-		AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_SESSION_TOKEN=$TOKEN) ;;
+	endpoint) senv=(AWS_ENDPOINT_URL="$S3_URL" AWS_REGION="$REGION"
+		AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+		AWS_SESSION_TOKEN="$TOKEN") ;;
+	default-region) senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_DEFAULT_REGION="$REGION"
+		AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+		AWS_SESSION_TOKEN="$TOKEN") ;;
 	profile)
 		mkdir -p "$HOME/.aws"
 		printf '[default]\naws_access_key_id = AKIDNOTTHIS\naws_secret_access_key = no\n\n[wsnaptest]\naws_access_key_id = %s\naws_secret_access_key = %s\naws_session_token = %s\n' \
 			"$KEY" "$SECRET" "$TOKEN" >"$HOME/.aws/credentials"
 		chmod 600 "$HOME/.aws/credentials"
-		senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION AWS_PROFILE=wsnaptest) ;;
+		senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION" AWS_PROFILE=wsnaptest) ;;
 	esac
 	on "$W" check --no-cache "$url" 2>"$work/stderr" ||
 		fail "s3 with $variant: $(cat "$work/stderr")"
