@@ -62,8 +62,10 @@ for a in snap.tar faults.tar many.tar; do
 	"$W" index "$www/$a" -o "$www/$a.wsnapidx" || fail "wsnap index $a"
 done
 # faults-v2.tar is swapped in for faults.tar: it is served with the
-# sidecar of the object it replaces
+# sidecar of the object it replaces; nginx's ETag is the mtime's seconds and
+# the size, the same for both unless the mtimes differ
 cp "$www/faults.tar.wsnapidx" "$www/faults-v2.tar.wsnapidx"
+touch -d @1600000000 "$www/faults-v2.tar"
 # tampered.tar: snap.tar with bytes of big/multi.bin changed (headers
 # intact), published with snap.tar's sidecar: its digests must catch it
 cp "$www/snap.tar" "$www/tampered.tar"
@@ -410,6 +412,9 @@ fault_set
 timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f25 ||
 	fail "faults: the mount did not recover"
 # the object replaced: EIO (If-Match), never the new object's bytes
+etag() { curl -sfI "$1" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }'; }
+[ "$(etag "$HTTP_URL/faults.tar")" != "$(etag "$HTTP_URL/faults-v2.tar")" ] ||
+	fail "faults: the two objects have one ETag"
 fault_set replace=/faults.tar=/faults-v2.tar
 n=$(timeout 90 python3 "$rr" check either "$work/faults.tar" "$mnt" f28 f31) ||
 	fail "faults: replaced object: wrong bytes or another error"
