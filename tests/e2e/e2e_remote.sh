@@ -20,6 +20,7 @@
 . "$WSNAP_SOURCE_DIR/tests/lib/remote_lib.sh"
 
 W=$WSNAP_BIN
+step() { echo "-- $name: $1 (at $SECONDS s)"; }
 rr=$WSNAP_SOURCE_DIR/tests/lib/remote_reads.py
 hh=$WSNAP_SOURCE_DIR/tests/lib/hydrate_helper.py
 export WSNAP_CACHE_DIR=$work/cache
@@ -121,6 +122,7 @@ rc=0
 
 for s in http https s3; do
 	# ---- with a sidecar: mount in at most 3 requests, nothing per member ----
+	step "$s: with a sidecar"
 	src $s snap.tar
 	newmnt "mnt-$s"
 	opts=()
@@ -142,6 +144,7 @@ for s in http https s3; do
 	expect_rc 0 "$W" unmount "$mnt"
 
 	# ---- without: streamed once, cached; a remount costs one HEAD ----
+	step "$s: without"
 	src $s plain.tar
 	newmnt "mnt-$s-plain"
 	m=$(log_mark "$slog")
@@ -167,6 +170,7 @@ for s in http https s3; do
 	expect_rc 0 "$W" unmount "$mnt"
 
 	# ---- ls, check, diff, export, index answer as for the local file ----
+	step "$s: ls, check, diff, export, index answer as for the local file"
 	for a in snap.tar plain.tar; do
 		src $s $a
 		on "$W" ls --json "$url" >"$work/got.ls" 2>"$work/stderr" ||
@@ -198,6 +202,7 @@ for s in http https s3; do
 	cmp -s "$work/got.ls" "$work/want.ls" || fail "$s: ls with the sidecar made from $url differs"
 
 	# ---- hydrate: the workspace reads as the archive; its diff as local ----
+	step "$s: hydrate"
 	ws=$work/ws-$s
 	on "$W" hydrate "$url" "$ws" 2>"$work/stderr" ||
 		fail "$s: hydrate $url: $(cat "$work/stderr")"
@@ -218,6 +223,7 @@ for s in http https s3; do
 done
 
 # ---- a compressed archive without a sidecar ----
+step "a compressed archive without a sidecar"
 newmnt mnt-gz
 expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar.gz" "$mnt"
 python3 "$helper" compare "$work/snap.tar.gz" "$mnt" "$work/want.ls" ||
@@ -229,6 +235,7 @@ expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar.gz" "$mnt"
 expect_rc 0 "$W" unmount "$mnt"
 
 # ---- reads fetch what is read: scattered small files, a large member ----
+step "reads fetch what is read"
 newmnt mnt-many
 expect_rc 0 timeout 120 "$W" mount -o cache_size=4194304 "$HTTP_URL/many.tar" "$mnt"
 paths=()
@@ -284,6 +291,7 @@ timeout 60 python3 "$rr" check ok "$work/snap.tar" "$mnt" src/pkg/main.py many/f
 expect_rc 0 "$W" unmount "$mnt"
 
 # ---- TLS: a certificate from no CA we know is refused; the CA variables ----
+step "TLS"
 for how in none AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE; do
 	rc=0
 	if [ $how = none ]; then
@@ -301,6 +309,7 @@ one_line "mount https without the CA" "$HTTPS_URL/snap.tar"
 ! is_mounted "$mnt" || fail "mounted without the CA"
 
 # ---- 403 and 404 at mount: exit 4, one line naming the URL ----
+step "403 and 404 at mount"
 newmnt mnt-refused
 expect_rc 4 timeout 60 "$W" mount "$HTTP_URL/nothing.tar" "$mnt"
 one_line "404" "$HTTP_URL/nothing.tar"
@@ -325,6 +334,7 @@ one_line "s3 404" "$url"
 ! is_mounted "$mnt" || fail "a refused source was mounted"
 
 # ---- S3 settings as the AWS tools read them ----
+step "S3 settings as the AWS tools read them"
 src s3 snap.tar
 for variant in endpoint default-region profile; do
 	case $variant in
@@ -347,6 +357,7 @@ done
 rm -rf "$HOME/.aws"
 
 # ---- credentials: not in arguments, mount sources, messages ----
+step "credentials"
 src s3 snap.tar
 newmnt mnt-cred-s3
 expect_rc 0 on "$W" mount "$url" "$mnt"
@@ -371,10 +382,11 @@ expect_rc 0 "$W" unmount "$mnt"
 expect_rc 0 "$W" unmount "$mnt_s3"
 
 # ---- faults: retries or EIO, never wrong bytes, never a hang ----
+step "faults"
 fault_start "$NGINX_HTTP_PORT"
 newmnt mnt-faults
 m=$(log_mark "$FAULT_LOG")
-expect_rc 0 timeout 60 "$W" mount -o timeout=3 "$FAULT_URL/faults.tar" "$mnt"
+expect_rc 0 timeout 60 "$W" mount -o timeout=2 "$FAULT_URL/faults.tar" "$mnt"
 [ "$(log_count "$FAULT_LOG" "$m")" -le 3 ] || fail "faults: mount: $(log_since "$FAULT_LOG" "$m")"
 DATA='match=^GET /faults\.tar '
 # fault WHAT FILE K=V...: FILE (fresh: no member next to it was read)
@@ -391,7 +403,7 @@ fault "two 500s" f01 mode=status status=500 n=2
 fault "a 503" f04 mode=status status=503 n=1
 fault "two resets" f07 mode=reset n=2
 fault "a short body" f10 mode=truncate n=1
-fault "a delay under the timeout" f13 mode=delay delay=1 n=2
+fault "a delay under the timeout" f13 mode=delay delay=0.5 n=2
 # a fault that does not end: EIO in bounded time, then the mount recovers
 # eio WHAT FILE K=V...
 eio() {
@@ -406,7 +418,7 @@ eio() {
 	echo "faults: $what: EIO after $t s"
 }
 eio "500 for ever" f16 mode=status status=500
-eio "a server that hangs (-o timeout=3)" f19 mode=hang
+eio "a server that hangs (-o timeout=2)" f19 mode=hang
 eio "resets for ever" f22 mode=reset
 fault_set
 timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f25 ||
@@ -441,4 +453,4 @@ newmnt mnt-403
 expect_rc 4 timeout 60 "$W" mount "$FAULT_URL/faults.tar" "$mnt"
 one_line "403" "$FAULT_URL/faults.tar"
 ! is_mounted "$mnt" || fail "mounted after a 403"
-echo "e2e_remote: ok"
+echo "e2e_remote: ok ($SECONDS s)"
