@@ -30,11 +30,11 @@
 struct wsnap_gzip;
 
 enum wsnap_gzip_status {
-	WSNAP_GZIP_OK,	     /* progress: bytes produced or taken */
-	WSNAP_GZIP_END,	     /* the last member has ended */
+	WSNAP_GZIP_OK,	      /* progress: bytes produced or taken */
+	WSNAP_GZIP_END,	      /* the last member has ended */
 	WSNAP_GZIP_TRUNCATED, /* the input ended inside a member */
-	WSNAP_GZIP_CORRUPT,  /* bad header or deflate data: see _error */
-	WSNAP_GZIP_TRAILER,  /* a trailer does not match: see _error */
+	WSNAP_GZIP_CORRUPT,   /* bad header or deflate data: see _error */
+	WSNAP_GZIP_TRAILER,   /* a trailer does not match: see _error */
 	WSNAP_GZIP_NOMEM,
 };
 

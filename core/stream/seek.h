@@ -66,10 +66,10 @@ enum wsnap_seek_kind {
 #define WSNAP_SEEK_GZIP_SPACING (4u << 20)
 /* Most decoded / compressed bytes of one span: a stream whose points would
  * lie farther apart gets no table (and keeps the spill). */
-#define WSNAP_SEEK_SPAN_MAX	(16u << 20)
-#define WSNAP_SEEK_SPAN_IN_MAX	(32u << 20)
+#define WSNAP_SEEK_SPAN_MAX    (16u << 20)
+#define WSNAP_SEEK_SPAN_IN_MAX (32u << 20)
 /* The deflate window: what a gzip point keeps of the bytes before it. */
-#define WSNAP_SEEK_WINDOW_MAX	32768u
+#define WSNAP_SEEK_WINDOW_MAX 32768u
 /* Most bytes one stored window may take (deflate of 32 KiB, worst case). */
 #define WSNAP_SEEK_WINDOW_STORED_MAX (WSNAP_SEEK_WINDOW_MAX + 1024u)
 /* Default bound of a seekable stream's span cache (decoded bytes). */
@@ -81,24 +81,24 @@ enum wsnap_seek_point_flags {
 };
 
 struct wsnap_seek_point {
-	uint64_t in;	  /* compressed offset (see the kinds above) */
-	uint64_t out;	  /* decoded offset */
-	uint64_t base;	  /* decoded offset of the unit (member) holding it */
-	uint64_t win_off; /* the window's bytes in the table's windows */
-	uint64_t aux;	  /* per kind; 0 for gzip */
-	uint32_t win_len; /* stored bytes of the window */
-	uint32_t win_raw; /* window bytes once decoded (<= 32 KiB) */
-	uint32_t bits;	  /* gzip: unread bits of byte in - 1 (0..7) */
-	uint32_t flags;	  /* enum wsnap_seek_point_flags */
-	uint32_t check;	  /* gzip: CRC-32 of the member's [base, out) */
+	uint64_t in;	   /* compressed offset (see the kinds above) */
+	uint64_t out;	   /* decoded offset */
+	uint64_t base;	   /* decoded offset of the unit (member) holding it */
+	uint64_t win_off;  /* the window's bytes in the table's windows */
+	uint64_t aux;	   /* per kind; 0 for gzip */
+	uint32_t win_len;  /* stored bytes of the window */
+	uint32_t win_raw;  /* window bytes once decoded (<= 32 KiB) */
+	uint32_t bits;	   /* gzip: unread bits of byte in - 1 (0..7) */
+	uint32_t flags;	   /* enum wsnap_seek_point_flags */
+	uint32_t check;	   /* gzip: CRC-32 of the member's [base, out) */
 	uint32_t reserved; /* 0 */
 };
 
 struct wsnap_seek_table {
-	uint32_t kind;		/* enum wsnap_seek_kind */
-	uint64_t in_size;	/* compressed bytes of the stream (without the
-				   zero padding after it) */
-	uint64_t stream_size;	/* decoded bytes */
+	uint32_t kind;	      /* enum wsnap_seek_kind */
+	uint64_t in_size;     /* compressed bytes of the stream (without the
+				 zero padding after it) */
+	uint64_t stream_size; /* decoded bytes */
 	struct wsnap_seek_point *points;
 	size_t n, cap;
 	unsigned char *windows; /* the stored windows, back to back */
