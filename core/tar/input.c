@@ -17,8 +17,9 @@
  *    instead, and the data is read in place later). After the tar end
  *    the rest of the stream is decoded to its very end, so a bad trailer
  *    or a truncated stream is seen, but no further than
- *    WSNAP_READER_MAX_TRAILING_BYTES past the end-of-archive marker: beyond that the stream is invalid
- *    (a plain file is measured by its size), so what follows the marker
+ *    WSNAP_READER_MAX_TRAILING_BYTES past the end-of-archive marker:
+ *    beyond that the stream is invalid (a plain file is measured by its
+ *    size), so what follows the marker
  *    costs bounded work whatever it decodes to.
  *
  * Invariants:
