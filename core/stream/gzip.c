@@ -580,14 +580,22 @@ static int gz_span_prime(const struct wsnap_seek_table *t, size_t i,
 	return 0;
 }
 
+/* Compressed bytes inflate has taken so far. */
+static uint64_t gz_in_taken(const struct gz_in *in)
+{
+	return in->pos - in->avail;
+}
+
 /*
- * Inflates into out[*done .. need) (past need, into a byte of scratch: a
- * member that should end there must end without another byte). Returns 1
- * at the member's end, 0 when the span is full, or an error.
+ * Inflates into out[*done .. need), then on into a byte of scratch, which
+ * must stay empty: the span must end exactly where the table says. With
+ * next (the following point, inside a member) it must end at a block
+ * boundary at next's bit position: returns 0 there. Without, the member
+ * must end: returns 1 (its trailer is the caller's). Else an error.
  */
 static int gz_span_inflate(z_stream *z, struct gz_in *in, unsigned char *out,
 			   uint64_t need, uint64_t *done, uint32_t *crc,
-			   uint64_t *mlen, bool to_end)
+			   uint64_t *mlen, const struct wsnap_seek_point *next)
 {
 	unsigned char scratch;
 
@@ -597,8 +605,6 @@ static int gz_span_inflate(z_stream *z, struct gz_in *in, unsigned char *out,
 		size_t got;
 		int ret, rc;
 
-		if (over && !to_end)
-			return 0;
 		/* inflate may finish from the bits it holds: no input is
 		 * an error only when it cannot */
 		rc = gz_in_fill(in);
@@ -610,7 +616,9 @@ static int gz_span_inflate(z_stream *z, struct gz_in *in, unsigned char *out,
 		z->avail_in = (uInt)in->avail;
 		z->next_out = over ? &scratch : out + *done;
 		z->avail_out = over ? 1 : room;
-		ret = inflate(z, Z_NO_FLUSH);
+		/* Z_BLOCK: stop at a block end before reading what follows it
+		 */
+		ret = inflate(z, next ? Z_BLOCK : Z_NO_FLUSH);
 		got = (size_t)(z->next_out - (over ? &scratch : out + *done));
 		in->avail -= (size_t)(z->next_in - in->next);
 		in->next = z->next_in;
@@ -621,13 +629,22 @@ static int gz_span_inflate(z_stream *z, struct gz_in *in, unsigned char *out,
 			*done += got;
 			*mlen += got;
 		}
-		if (ret == Z_STREAM_END)
-			return 1;
+		if (ret == Z_STREAM_END) /* a member ended */
+			return over && next ? -EIO : 1;
 		if (ret == Z_MEM_ERROR)
 			return -ENOMEM;
 		if ((ret != Z_OK && ret != Z_BUF_ERROR) ||
 		    (ret == Z_BUF_ERROR && rc == 1))
 			return -EIO; /* bad data, or past the span's end */
+		/* the span's bytes are out and inflate stopped at a block
+		 * boundary (in this call or the one that filled them) */
+		if (next && *done == need && ret == Z_OK &&
+		    (z->data_type & 128))
+			return gz_in_taken(in) == next->in &&
+					       (uint32_t)(z->data_type & 7) ==
+						       next->bits
+				       ? 0
+				       : -EIO;
 	}
 }
 
@@ -636,12 +653,16 @@ int wsnap_gzip_span(const struct wsnap_seek_table *t, size_t i,
 {
 	const struct wsnap_seek_point *p = &t->points[i];
 	uint64_t need = wsnap_seek_span_end(t, i) - p->out, done = 0;
-	bool last = i + 1 >= t->n ||
-		    (t->points[i + 1].flags & WSNAP_SEEK_UNIT_START);
+	/* the next point inside a member, or NULL: a member ends there */
+	const struct wsnap_seek_point *next =
+		i + 1 < t->n && !(t->points[i + 1].flags &
+				  WSNAP_SEEK_UNIT_START)
+			? &t->points[i + 1]
+			: NULL;
 	struct gz_in in = {.src = src};
 	uint32_t crc = p->check;
 	uint64_t mlen = p->out - p->base;
-	bool header = p->flags & WSNAP_SEEK_UNIT_START;
+	bool header = p->flags & WSNAP_SEEK_UNIT_START, at_next = false;
 	z_stream z;
 	int rc;
 
@@ -670,7 +691,8 @@ int wsnap_gzip_span(const struct wsnap_seek_table *t, size_t i,
 			header = false;
 		}
 		rc = gz_span_inflate(&z, &in, out, need, &done, &crc, &mlen,
-				     last);
+				     next);
+		at_next = rc == 0;
 		if (rc <= 0)
 			break;
 		/* a member ended: its trailer, then the next member */
@@ -681,7 +703,9 @@ int wsnap_gzip_span(const struct wsnap_seek_table *t, size_t i,
 	}
 	inflateEnd(&z);
 	free(in.buf);
-	if (rc == 0 && done != need)
+	/* exactly the span's bytes, ending where the next point starts */
+	if (rc == 0 && (done != need || (next && !at_next) ||
+			(!next && gz_in_taken(&in) != in.limit)))
 		rc = -EIO;
 	return rc;
 }
