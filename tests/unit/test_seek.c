@@ -687,7 +687,7 @@ static unsigned char *one_block_gzip(const unsigned char *data, size_t len,
 			put_lit(&w, data[i++]);
 		}
 	}
-	put_code(&w, 0, 7); /* end of block */
+	put_code(&w, 0, 7);		/* end of block */
 	put_bits(&w, 0, (8 - w.n) % 8); /* to a byte boundary */
 	for (k = 0; k < 4; k++)
 		put_bits(&w, (crc >> (8 * k)) & 0xff, 8);
