@@ -138,8 +138,19 @@ struct wsnap_reader_opts {
 	 * (a rejected member may declare 100 GiB of bzip2 zeros).
 	 */
 	const atomic_bool *cancel;
+	/*
+	 * Record no seek points: a compressed stream that keep_data needs is
+	 * spilled even where it could be read in place (the fallback when a
+	 * table cannot be used).
+	 */
+	bool no_seek;
+	/* With keep_data, a compressed archive read in place: the most
+	 * decoded bytes its span cache keeps (0: WSNAP_SEEK_CACHE_DEFAULT,
+	 * 64 MiB) */
+	size_t span_cache_bytes;
 };
 
+struct wsnap_seek_table;
 struct wsnap_reader_result {
 	/*
 	 * With keep_data: a descriptor (owned by the caller, O_CLOEXEC) from
@@ -152,6 +163,15 @@ struct wsnap_reader_result {
 	uint64_t stream_bytes;	 /* size of the decompressed stream read */
 	uint64_t input_bytes;	 /* bytes read from the input */
 	const char *compression; /* "none", "gzip", ... (static string) */
+	/*
+	 * A compressed regular file (gzip) decoded with seek points: the
+	 * table (owned by the caller, wsnap_seek_table_free; seek.h), else
+	 * NULL. With keep_data, data_fd is then a dup of the input (the
+	 * compressed archive, not the stream) and nothing was spilled; when
+	 * no table could be kept there, data_fd is -1 and the caller spills
+	 * with no_seek (wsnap_index_build does).
+	 */
+	struct wsnap_seek_table *seek;
 };
 
 /*

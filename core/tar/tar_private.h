@@ -43,17 +43,17 @@ struct wsnap_reader_outbuf {
 	uint64_t off; /* input offset of data[0] */
 };
 
-struct wsnap_reader_crc; /* CRC-32 of a gzip stream (decode.c) */
-struct wsnap_xz;	 /* the xz decoder (decode.c) */
+struct wsnap_gz; /* the gzip decoder (decode.c) */
+struct wsnap_xz; /* the xz decoder (decode.c) */
+struct wsnap_seek_table;
 
-/* The decompressor of the piped layout (decode.c): one of outer and xz. */
+/* The decompressor of the piped layout (decode.c): one of outer, gz and
+ * xz. */
 struct wsnap_decoder {
 	const char *compression; /* "none", "gzip", ... (static) */
-	struct archive *outer;	 /* libarchive: all but xz, and "none" */
+	struct archive *outer;	 /* libarchive: bzip2, zstd, lz4, "none" */
+	struct wsnap_gz *gz;	 /* ours: every member's trailer checked */
 	struct wsnap_xz *xz;	 /* liblzma, with a memory limit */
-	/* gzip: CRC-32 of the decoded stream (libarchive does not check
-	 * the gzip trailer) */
-	struct wsnap_reader_crc *crc;
 	bool peeked; /* the outer reader has not had the first chunk yet */
 	bool eof;    /* the decoded stream has ended */
 	bool said;   /* it failed and recorded why (diagnose.c) */
@@ -63,6 +63,7 @@ struct wsnap_reader {
 	int fd;
 	bool direct;   /* plain regular file read in place */
 	bool regular;  /* fd is a regular file (pread from offset 0) */
+	bool seekable; /* piped, but read in place from seek points: no spill */
 	uint64_t size; /* regular file size at the start */
 	uint64_t in_pos;
 	uint64_t input_bytes; /* bytes read from fd */
@@ -207,6 +208,11 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r);
 
 /* Frees the decoder; harmless when none was opened. */
 void wsnap_decoder_release(struct wsnap_reader *r);
+
+/* Once the stream has ended: the seek table recorded while it was decoded
+ * (the caller's; wsnap_seek_table_free), NULL when none was (not gzip, not
+ * a regular file, given up). */
+struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r);
 
 /* ---- member.c ----------------------------------------------------------- */
 
