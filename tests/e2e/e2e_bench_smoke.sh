@@ -41,12 +41,12 @@ out=$tmp/stdout
 grep -q '^# wsnap benchmark' "$out" || fail "no title"
 grep -Eq '^- machine: .*[0-9]+ cores, .* RAM, kernel .* on ' "$out" ||
 	fail "no machine line"
-for s in 2 3 4 5 7 8; do
+for s in 2 3 4 5 7 8 10; do
 	grep -q "^## $s\. " "$out" || fail "no section $s"
 done
 header='| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |'
 n=$(grep -cxF "$header" "$out")
-[ "$n" -eq 20 ] || fail "$n tables, want 20 (2a-d, 3a-i, 4a-b, 5a-b, 7a-b, 8a)"
+[ "$n" -eq 28 ] || fail "$n tables, want 28 (2a-d, 3a-i, 4a-b, 5a-b, 7a-b, 8a, 10a-h)"
 
 # Every row has the 7 cells; every wall cell is a number, 'over N s' or
 # 'n/a (reason)'.
@@ -57,15 +57,16 @@ bad=$(awk -F' [|] ' '/^## Targets/ { exit }
 		print "wall: " $0 }' "$out")
 [ -z "$bad" ] || fail "malformed rows: $bad"
 
-# The summary lists every target (18) with what was measured.
-n=$(sed -n '/^## Targets/,$p' "$out" | grep -c '^| [0-9][a-z] |') || true
-[ "$n" -eq 18 ] || fail "$n rows in the summary of targets, want 18"
-grep -Eq '^[0-9]+ of 18 targets met' "$out" || fail "no count of targets met"
+# The summary lists every target (25) with what was measured.
+n=$(sed -n '/^## Targets/,$p' "$out" | grep -cE '^\| [0-9]+[a-z] \|') || true
+[ "$n" -eq 25 ] || fail "$n rows in the summary of targets, want 25"
+grep -Eq '^[0-9]+ of 25 targets met' "$out" || fail "no count of targets met"
 
 # The peers are measured for real, not reported n/a.
 for peer in 'GNU tar -tf' 'bsdtar -tf' 'Python tarfile (all members)' \
 	'GNU tar -x' 'diff -r of the two exported trees' 'GNU tar -c' \
-	'git diff --no-index of the two trees'; do
+	'git diff --no-index of the two trees' 'zstd -dc >/dev/null' \
+	'gzip -dc >/dev/null'; do
 	grep -Eq "^\| $(printf '%s' "$peer" | sed 's/[().]/\\&/g') \| [0-9]+\.[0-9]+ \| [0-9.]+ \|" \
 		"$out" || fail "peer '$peer' has no measured row"
 done
