@@ -56,7 +56,7 @@ static void fill_stat(const struct wsnap_fs *fs, uint32_t ino,
 	switch (n->type) {
 	case WSNAP_TYPE_DIR:
 		st->st_mode = S_IFDIR | n->mode;
-		st->st_nlink = 2 + (nlink_t)n->nsubdirs;
+		st->st_nlink = 2 + (nlink_t)wsnap_index_nsubdirs(fs->idx, ino);
 		break;
 	case WSNAP_TYPE_SYMLINK:
 		st->st_mode = S_IFLNK | n->mode;

@@ -75,6 +75,13 @@ enum meta_field {
 	M_NFIELDS
 };
 
+/*
+ * The revision of the node record's layout, beyond its size: 1 since the
+ * union of nchildren and sparse and the removal of nsubdirs. A cache entry
+ * of another revision is a miss (rebuilt); sidecars do not hold records.
+ */
+#define ENTRY_LAYOUT 1u
+
 static uint32_t entry_abi(void)
 {
 	const uint16_t one = 1;
@@ -84,7 +91,7 @@ static uint32_t entry_abi(void)
 	return (uint32_t)sizeof(struct wsnap_node) |
 	       (uint32_t)sizeof(struct wsnap_index_run) << 8 |
 	       (uint32_t)sizeof(struct wsnap_index_sparse) << 16 |
-	       (uint32_t)(little ? 1 : 2) << 24;
+	       (uint32_t)(little ? 1 : 2) << 24 | (uint32_t)ENTRY_LAYOUT << 28;
 }
 
 static void id_fields(const struct wsnap_fileid *id, uint64_t f[7])
@@ -301,7 +308,7 @@ static bool fix_node(struct wsnap_index *idx, uint32_t ino,
 	case WSNAP_TYPE_DIR:
 		return n->first_child <= nchildren_total &&
 		       n->nchildren <= nchildren_total - n->first_child &&
-		       n->nsubdirs <= n->nchildren && to == NO_TARGET;
+		       to == NO_TARGET;
 	case WSNAP_TYPE_SYMLINK:
 		if (to >= idx->map_targets_bytes ||
 		    n->size > idx->map_targets_bytes - 1 - to ||
@@ -310,12 +317,13 @@ static bool fix_node(struct wsnap_index *idx, uint32_t ino,
 		n->target = idx->map_targets + to;
 		return n->nchildren == 0;
 	case WSNAP_TYPE_FILE:
-		if (to != NO_TARGET || n->nchildren || n->size > INT64_MAX)
+		/* (a file's nchildren is its sparse reference) */
+		if (to != NO_TARGET || n->size > INT64_MAX)
 			return false;
 		if (n->flags & WSNAP_NODE_SPARSE)
 			return n->sparse >= 1 && n->sparse <= idx->nsparse &&
 			       n->offset <= INT64_MAX;
-		return n->offset <= INT64_MAX - n->size;
+		return n->sparse == 0 && n->offset <= INT64_MAX - n->size;
 	default:
 		return false;
 	}
