@@ -1122,6 +1122,9 @@ sec10() {
 			for tool in wsnap archivemount; do
 				mount_series $tool "$r" "$a" "$M1_DIRS" x10.m$s \
 					x10.$s=step10_$s
+				# that mount is not reported: only its walk
+				# decides whether it is made again
+				A_DONE[x10.m$s.$tool]=1
 			done
 		done
 	done
