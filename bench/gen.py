@@ -16,6 +16,11 @@ integer mtimes), so two runs, or two machines, benchmark the same bytes.
   gen.py big FILE --mib N
       one file of N MiB of text-like bytes (6 bits of entropy a byte, so
       gzip gets about 25%: neither all zeros nor incompressible).
+  gen.py tar FILE --dirs N --files M --max-size B
+      the tree of 'small' with the same names, modes, sizes and mtimes,
+      written straight into an uncompressed GNU tar (sorted, owner 0),
+      with no tree on disk: 1,000,000 members need no million inodes.
+      --dirs 0 puts M files at the top level (one large directory).
   gen.py modify DIR --dirs N --files M --count K
       rewrites K files of a small tree (one every N/K directories, half
       with the same size and different bytes, half with a different size)
@@ -69,6 +74,38 @@ def gen_small(args):
                        pool[off:off + size], mode, MTIME + f)
         os.utime(os.path.join(args.dir, "d%03d" % d), (MTIME, MTIME))
     os.utime(args.dir, (MTIME, MTIME))
+
+
+def gen_tar(args):
+    import io
+    import tarfile
+
+    pool = text_pool(1)
+
+    def info(name, kind, size, mode, mtime):
+        ti = tarfile.TarInfo(name)
+        ti.type, ti.size, ti.mode, ti.mtime = kind, size, mode, mtime
+        ti.uid = ti.gid = 0
+        ti.uname = ti.gname = "root"
+        return ti
+
+    tmp = args.file + ".tmp"
+    with tarfile.open(tmp, "w", format=tarfile.GNU_FORMAT) as t:
+        t.addfile(info(".", tarfile.DIRTYPE, 0, 0o755, MTIME))
+        dirs = [None] if args.dirs == 0 else range(args.dirs)
+        for d in dirs:
+            top = "." if d is None else "./d%03d" % d
+            if d is not None:
+                t.addfile(info(top, tarfile.DIRTYPE, 0, 0o755, MTIME))
+            dd = 0 if d is None else d
+            for f in range(args.files):
+                size = small_size(dd, f, args.max_size)
+                off = (dd * args.files + f) * 4099 % (POOL_SIZE - size)
+                mode = 0o755 if (dd * args.files + f) % 50 == 0 else 0o644
+                name = "%s/f%0*d.txt" % (top, 6 if d is None else 4, f)
+                t.addfile(info(name, tarfile.REGTYPE, size, mode, MTIME + f),
+                          io.BytesIO(pool[off:off + size]))
+    os.replace(tmp, args.file)
 
 
 def changed_files(dirs, files, count):
@@ -190,6 +227,11 @@ def main():
     p.add_argument("--dirs", type=int, default=100)
     p.add_argument("--files", type=int, default=1000)
     p.add_argument("--max-size", type=int, default=1024)
+    p = sub.add_parser("tar")
+    p.add_argument("file")
+    p.add_argument("--dirs", type=int, default=1000)
+    p.add_argument("--files", type=int, default=1000)
+    p.add_argument("--max-size", type=int, default=512)
     p = sub.add_parser("modify")
     p.add_argument("dir")
     p.add_argument("--dirs", type=int, default=100)
@@ -203,7 +245,7 @@ def main():
     p.add_argument("--mib", type=int, default=1024)
     args = ap.parse_args()
     {"small": gen_small, "modify": gen_modify, "venv": gen_venv,
-     "big": gen_big}[args.cmd](args)
+     "big": gen_big, "tar": gen_tar}[args.cmd](args)
 
 
 if __name__ == "__main__":

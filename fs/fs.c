@@ -24,6 +24,7 @@ void wsnap_fs_init(struct wsnap_fs *fs, const struct wsnap_index *idx,
 	fs->uid = uid;
 	fs->gid = gid;
 	fs->ready_fd = -1;
+	atomic_init(&fs->plus_files, false);
 }
 
 /* The node of a FUSE ino, or NULL (out of range, or no index). */
@@ -55,7 +56,7 @@ static void fill_stat(const struct wsnap_fs *fs, uint32_t ino,
 	switch (n->type) {
 	case WSNAP_TYPE_DIR:
 		st->st_mode = S_IFDIR | n->mode;
-		st->st_nlink = 2 + (nlink_t)n->nsubdirs;
+		st->st_nlink = 2 + (nlink_t)wsnap_index_nsubdirs(fs->idx, ino);
 		break;
 	case WSNAP_TYPE_SYMLINK:
 		st->st_mode = S_IFLNK | n->mode;
@@ -78,10 +79,10 @@ static void fill_entry(const struct wsnap_fs *fs, uint32_t ino,
 	fill_stat(fs, ino, n, &e->attr);
 }
 
-int wsnap_fs_do_lookup(const struct wsnap_fs *fs, fuse_ino_t parent,
-		       const char *name, struct fuse_entry_param *e)
+int wsnap_fs_do_lookup(struct wsnap_fs *fs, fuse_ino_t parent, const char *name,
+		       struct fuse_entry_param *e)
 {
-	const struct wsnap_node *dir = node_of(fs, parent);
+	const struct wsnap_node *dir = node_of(fs, parent), *n;
 	size_t len = strlen(name);
 	uint32_t ino;
 
@@ -102,7 +103,13 @@ int wsnap_fs_do_lookup(const struct wsnap_fs *fs, fuse_ino_t parent,
 		ino = wsnap_index_child(fs->idx, (uint32_t)parent, name, len);
 	if (ino == 0)
 		return ENOENT;
-	fill_entry(fs, ino, wsnap_index_node(fs->idx, ino), e);
+	n = wsnap_index_node(fs->idx, ino);
+	/* a file looked up: from now on listings carry files' entries */
+	if (n->type != WSNAP_TYPE_DIR &&
+	    !atomic_load_explicit(&fs->plus_files, memory_order_relaxed))
+		atomic_store_explicit(&fs->plus_files, true,
+				      memory_order_relaxed);
+	fill_entry(fs, ino, n, e);
 	return 0;
 }
 
@@ -147,6 +154,7 @@ int wsnap_fs_do_readdir(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
 	const uint32_t *children;
 	uint64_t pos, end;
 	uint32_t count;
+	bool files;
 
 	if (!dir)
 		return ENOENT;
@@ -155,6 +163,9 @@ int wsnap_fs_do_readdir(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
 	if (off < 0)
 		return EINVAL;
 	count = wsnap_index_children(fs->idx, (uint32_t)ino, &children);
+	files = plus &&
+		(count > WSNAP_FS_PLUS_ENTRIES ||
+		 atomic_load_explicit(&fs->plus_files, memory_order_relaxed));
 	end = (uint64_t)count + 2;
 	for (pos = (uint64_t)off; pos < end; pos++) {
 		struct fuse_entry_param e;
@@ -174,8 +185,8 @@ int wsnap_fs_do_readdir(const struct wsnap_fs *fs, fuse_ino_t ino, off_t off,
 		}
 		n = wsnap_index_node(fs->idx, eino);
 		fill_entry(fs, eino, n, &e);
-		if (!plus || pos < 2) {
-			/* no lookup is counted for these */
+		if (!plus || pos < 2 || (n->type != WSNAP_TYPE_DIR && !files)) {
+			/* no lookup is counted for these (fs.h) */
 			e.ino = 0;
 			e.entry_timeout = 0;
 			e.attr_timeout = 0;
@@ -371,7 +382,7 @@ int wsnap_fs_do_statfs(const struct wsnap_fs *fs, struct statvfs *st)
 int wsnap_fs_do_getxattr(const struct wsnap_fs *fs, fuse_ino_t ino,
 			 const char *name)
 {
-	return node_of(fs, ino) ? ENODATA : ENOENT;
+	return node_of(fs, ino) ? ENOSYS : ENOENT;
 }
 
 int wsnap_fs_do_listxattr(const struct wsnap_fs *fs, fuse_ino_t ino,

@@ -57,16 +57,18 @@ struct wsnap_node {
 	uint32_t mtime_nsec;
 	uint32_t parent;      /* ino of the parent; the root's is itself */
 	uint32_t first_child; /* private: index into the children table */
-	uint32_t nchildren;   /* entries in this directory */
-	uint32_t nsubdirs;    /* of which directories */
-	uint32_t sparse;      /* private: sparse map reference */
-	uint32_t hash_next;   /* private */
-	uint32_t name_off;    /* offset of the last component within path */
-	uint32_t order;	      /* position of the member in the archive (1-based;
-				 0 for the root and implicit directories) */
-	uint16_t mode;	      /* presented permission bits */
-	uint8_t type;	      /* enum wsnap_type */
-	uint8_t flags;	      /* enum wsnap_node_flags */
+	/* one word for what only one type has (72 bytes a node, not 80) */
+	union {
+		uint32_t nchildren; /* directory: its entries; else 0 */
+		uint32_t sparse;    /* private, file: sparse map reference */
+	};
+	uint32_t hash_next; /* private */
+	uint32_t name_off;  /* offset of the last component within path */
+	uint32_t order;	    /* position of the member in the archive (1-based;
+			       0 for the root and implicit directories) */
+	uint16_t mode;	    /* presented permission bits */
+	uint8_t type;	    /* enum wsnap_type */
+	uint8_t flags;	    /* enum wsnap_node_flags */
 };
 
 struct wsnap_index;
@@ -126,6 +128,13 @@ uint32_t wsnap_index_child(const struct wsnap_index *idx, uint32_t parent,
  */
 uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
 			      const uint32_t **children);
+
+/*
+ * How many of a directory's children are directories (its nlink is 2 more);
+ * 0 for non-dirs. Counted on each call, O(children): not stored, so that a
+ * node is 8 bytes smaller (8 MB at 1,000,000 members).
+ */
+uint32_t wsnap_index_nsubdirs(const struct wsnap_index *idx, uint32_t dir);
 
 void wsnap_index_stats(const struct wsnap_index *idx,
 		       struct wsnap_index_stats *st);

@@ -105,8 +105,10 @@ void wsnap_index_digests_free(struct wsnap_index_digests *d);
  * targets arena; the other public fields are final. The node array
  * (capacity at least count), runs and sparse tables and the targets arena
  * are taken over whatever the outcome (targets are not copied): the
- * pointers in the tree are set to NULL and the arena emptied. Names stay
- * the caller's.
+ * pointers in the tree are set to NULL and the arena emptied. So is the
+ * arena 'names' the names are in (if the caller gives it there): released
+ * as soon as the full paths are written, before anything else is
+ * allocated, which is when the build peaks.
  */
 struct wsnap_index_tree {
 	struct wsnap_node *nodes;
@@ -116,6 +118,7 @@ struct wsnap_index_tree {
 	struct wsnap_index_sparse *sparse;
 	size_t nsparse;
 	struct wsnap_arena targets;
+	struct wsnap_arena names;
 };
 
 /*
@@ -141,12 +144,14 @@ _Static_assert(sizeof(struct wsnap_node) + 3 * sizeof(uint32_t) <=
  * Freezes a tree into an index: full paths, inos in bytewise path order,
  * children tables, the lookup hash, stats. The node array is permuted and
  * presented in place, so the peak stays near one node array. On success
- * *out owns the index and inomap[id] (an array of tree->count + 1 entries)
- * gives each id's ino. Errors: WSNAP_IO (out of memory, a path of 4 GiB).
+ * *out owns the index and *inomap (malloc'd, the caller's to free: an array
+ * of tree->count + 1 entries) gives each id's ino: inomap[id]. Errors:
+ * WSNAP_IO (out of memory, a path of 4 GiB).
  */
 enum wsnap_status wsnap_index_freeze(struct wsnap_index **out,
 				     struct wsnap_index_tree *tree,
-				     uint32_t *inomap, struct wsnap_error *err);
+				     uint32_t **inomap,
+				     struct wsnap_error *err);
 
 /* Gives idx the n case dependencies of its symlinks (deps, malloc'd, now
  * the index's; NULL when n is 0) and counts them in its memory. */

@@ -76,7 +76,7 @@
 enum raw_kind {
 	RAW_IS_REL,	/* it is the rel path */
 	RAW_IS_DOT_REL, /* it is "./" + the rel path */
-	RAW_COPIED,	/* in 'raw' (the strings arena) */
+	RAW_COPIED,	/* and up: raws[kind - RAW_COPIED] (in 'strings') */
 };
 
 /* Tree */
@@ -136,7 +136,7 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 	if (id > b->nbuckets && !tree_rehash(b))
 		return 0;
 	memset(n, 0, sizeof(*n));
-	n->path = wsnap_arena_dup(&b->strings, name, len);
+	n->path = wsnap_arena_dup(&b->tree_names, name, len);
 	if (!n->path)
 		return 0;
 	n->name_off = (uint32_t)len;
@@ -202,6 +202,7 @@ void wsnap_builder_free(struct wsnap_builder *b)
 	if (!b)
 		return;
 	wsnap_policy_release(&b->policy);
+	wsnap_arena_release(&b->tree_names);
 	wsnap_arena_release(&b->strings);
 	wsnap_arena_release(&b->targets);
 	free(b->nodes);
@@ -209,6 +210,7 @@ void wsnap_builder_free(struct wsnap_builder *b)
 	free(b->runs);
 	free(b->sparse);
 	free(b->seq);
+	free(b->raws);
 	free(b->names.rel);
 	free(b->names.disp);
 	free(b->renamed);
@@ -426,7 +428,6 @@ static enum wsnap_status add_seq(struct wsnap_builder *b, uint32_t id,
 	b->seq = e;
 	e += b->nseq;
 	e->id = id;
-	e->raw = NULL;
 	if (nm->len == nm->rel_len && memcmp(nm->disp, nm->rel, nm->len) == 0) {
 		e->kind = RAW_IS_REL;
 	} else if (nm->len == nm->rel_len + 2 && nm->disp[0] == '.' &&
@@ -434,10 +435,17 @@ static enum wsnap_status add_seq(struct wsnap_builder *b, uint32_t id,
 		   memcmp(nm->disp + 2, nm->rel, nm->rel_len) == 0) {
 		e->kind = RAW_IS_DOT_REL;
 	} else {
-		e->kind = RAW_COPIED;
-		e->raw = wsnap_arena_dup(&b->strings, nm->disp, nm->len);
-		if (!e->raw)
+		const char **r = wsnap_grow(b->raws, &b->capraws, b->nraws + 1,
+					    sizeof(*r));
+
+		/* members are fewer than UINT32_MAX - RAW_COPIED (the cap) */
+		if (!r)
 			return wsnap_engine_oom(err);
+		b->raws = r;
+		r[b->nraws] = wsnap_arena_dup(&b->strings, nm->disp, nm->len);
+		if (!r[b->nraws])
+			return wsnap_engine_oom(err);
+		e->kind = (uint32_t)(RAW_COPIED + b->nraws++);
 	}
 	b->nseq++;
 	return WSNAP_OK;
@@ -674,9 +682,9 @@ const char *wsnap_engine_raw_name(struct wsnap_builder *b,
 {
 	size_t len;
 
+	if (e->kind >= RAW_COPIED)
+		return b->raws[e->kind - RAW_COPIED];
 	switch (e->kind) {
-	case RAW_COPIED:
-		return e->raw;
 	case RAW_IS_DOT_REL:
 		len = strlen(n->path);
 		if (!wsnap_engine_scratch(&b->names.disp, &b->names.dispcap,
@@ -696,7 +704,6 @@ const char *wsnap_engine_raw_name(struct wsnap_builder *b,
  * ancestor that is not a directory, computed parents first. */
 static enum wsnap_status phase_two(struct wsnap_builder *b,
 				   const struct wsnap_index *idx,
-				   const uint32_t *inomap,
 				   struct wsnap_error *err)
 {
 	const struct wsnap_node *nodes = idx->nodes;
@@ -716,7 +723,7 @@ static enum wsnap_status phase_two(struct wsnap_builder *b,
 				   : bad[p];
 	}
 	for (i = 0; i < b->nseq && st == WSNAP_OK; i++) {
-		uint32_t m = inomap[b->seq[i].id], a = bad[m];
+		uint32_t m = b->seq[i].id, a = bad[m];
 
 		if (!a)
 			continue;
@@ -739,18 +746,14 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 {
 	struct wsnap_index_tree tree;
 	struct wsnap_index *idx = NULL;
-	uint32_t *inomap;
+	uint32_t *inomap = NULL;
+	size_t i;
 	enum wsnap_status st;
 
 	*out = NULL;
-	inomap = malloc(((size_t)b->nnodes + 1) * sizeof(*inomap));
-	if (!inomap) {
-		st = wsnap_engine_oom(err);
-		goto out;
-	}
 	/* the lookup table of phase one is done with; the nodes, runs,
-	 * sparse maps and targets go to the index; the strings arena (tree and
-	 * raw names) stays until the end */
+	 * sparse maps and targets go to the index; the strings arena (raw
+	 * names copied) stays until the end */
 	free(b->buckets);
 	b->buckets = NULL;
 	tree.nodes = b->nodes;
@@ -765,13 +768,23 @@ enum wsnap_status wsnap_builder_finish(struct wsnap_builder *b,
 	b->nodes = NULL;
 	b->runs = NULL;
 	b->sparse = NULL;
-	st = wsnap_index_freeze(&idx, &tree, inomap, err);
+	/* the tree's names (10 MB at 1,000,000 members) go too, released as
+	 * soon as the full paths are written */
+	tree.names = b->tree_names;
+	b->tree_names.head = NULL;
+	b->tree_names.bytes = 0;
+	st = wsnap_index_freeze(&idx, &tree, &inomap, err);
 	if (st != WSNAP_OK)
 		goto out;
+	/* members by ino from here on; the map is done with */
+	for (i = 0; i < b->nseq; i++)
+		b->seq[i].id = inomap[b->seq[i].id];
+	free(inomap);
+	inomap = NULL;
 	if (!b->policy.allow_external_symlinks)
-		st = wsnap_resolve_links(b, idx, inomap, err);
+		st = wsnap_resolve_links(b, idx, err);
 	if (st == WSNAP_OK)
-		st = phase_two(b, idx, inomap, err);
+		st = phase_two(b, idx, err);
 	if (st == WSNAP_OK) {
 		*out = idx;
 		idx = NULL;

@@ -53,11 +53,11 @@ struct wsnap_name_buf {
 };
 
 /* One indexed member, in archive order (first occurrence); 'kind' says how
- * its raw name is kept for messages after phase one (engine.c). */
+ * its raw name is kept for messages after phase one (engine.c): 8 bytes a
+ * member, since the rare name kept as a copy is in the builder's 'raws'. */
 struct wsnap_seq_ent {
 	uint32_t id;
 	uint32_t kind;
-	const char *raw;
 };
 
 struct wsnap_builder {
@@ -71,15 +71,18 @@ struct wsnap_builder {
 	uint32_t nnodes;
 	size_t capnodes;
 	uint32_t *buckets;
-	size_t nbuckets;	    /* a power of two */
-	struct wsnap_arena strings; /* tree names and raw member names */
-	struct wsnap_arena targets; /* symlink targets: go to the index */
+	size_t nbuckets;	       /* a power of two */
+	struct wsnap_arena tree_names; /* freed once frozen */
+	struct wsnap_arena strings;    /* raw member names kept as copies */
+	struct wsnap_arena targets;    /* symlink targets: go to the index */
 	struct wsnap_index_run *runs;
 	size_t nruns, capruns;
 	struct wsnap_index_sparse *sparse;
 	size_t nsparse, capsparse;
 	struct wsnap_seq_ent *seq;
 	size_t nseq, capseq;
+	const char **raws; /* raw names kept as copies (in 'strings') */
+	size_t nraws, capraws;
 
 	uint64_t position;    /* members received */
 	uint64_t members;     /* non-root members counted against the limit */
@@ -167,14 +170,13 @@ enum wsnap_status wsnap_resolve_lexical(const struct wsnap_name *nm,
 
 /*
  * The [wsnap] walk between the phases over the frozen index idx, per
- * symlink member in archive order (b->seq; inomap[id] is a tree id's ino),
+ * symlink member in archive order (b->seq, whose ids are inos by then),
  * byte for byte and folded; on success idx gets the case dependencies the
  * folded walk found (wsnap_index_case_deps). Errors: WSNAP_REJECTED on the
  * first link that fails, WSNAP_IO.
  */
 enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
 				      struct wsnap_index *idx,
-				      const uint32_t *inomap,
 				      struct wsnap_error *err);
 
 #endif

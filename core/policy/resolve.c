@@ -320,7 +320,6 @@ static enum walk_result resolve_both(struct walker *exact,
  * first that fails winning; the message prints the link's own target. */
 enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
 				      struct wsnap_index *idx,
-				      const uint32_t *inomap,
 				      struct wsnap_error *err)
 {
 	size_t n = (size_t)idx->count + 1, i;
@@ -342,7 +341,7 @@ enum wsnap_status wsnap_resolve_links(struct wsnap_builder *b,
 	exact.memo = memo;
 	folded.memo = memo + n;
 	for (i = 0; i < b->nseq && st == WSNAP_OK; i++) {
-		uint32_t ino = inomap[b->seq[i].id];
+		uint32_t ino = b->seq[i].id;
 		const struct wsnap_node *nd = &idx->nodes[ino - 1];
 		enum walk_result r;
 

@@ -42,12 +42,12 @@ out=$tmp/stdout
 grep -q '^# wsnap benchmark' "$out" || fail "no title"
 grep -Eq '^- machine: .*[0-9]+ cores, .* RAM, kernel .* on ' "$out" ||
 	fail "no machine line"
-for s in 2 3 4 5 7 8 9; do
+for s in 2 3 4 5 7 8 9 10; do
 	grep -q "^## $s\. " "$out" || fail "no section $s"
 done
 header='| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |'
 n=$(grep -cxF "$header" "$out")
-[ "$n" -eq 24 ] || fail "$n tables, want 24 (2a-d, 3a-j, 4a-b, 5a-b, 7a-b, 8a, 9b, 9d-e)"
+[ "$n" -eq 32 ] || fail "$n tables, want 32 (2a-d, 3a-j, 4a-b, 5a-b, 7a-b, 8a, 9b, 9d-e, 10a-h)"
 counts='| measure | requests | bytes | wall s | target | met | runs |'
 n=$(grep -cxF "$counts" "$out")
 [ "$n" -eq 2 ] || fail "$n tables of counts, want 2 (9a, 9c)"
@@ -66,16 +66,17 @@ bad=$(awk -F' [|] ' '/^## Targets/ { exit }
 		print "counts: " $0 }' "$out")
 [ -z "$bad" ] || fail "malformed rows: $bad"
 
-# The summary lists every target (24) with what was measured.
-n=$(sed -n '/^## Targets/,$p' "$out" | grep -c '^| [0-9][a-z] |') || true
-[ "$n" -eq 24 ] || fail "$n rows in the summary of targets, want 24"
-grep -Eq '^[0-9]+ of 24 targets met' "$out" || fail "no count of targets met"
+# The summary lists every target (31) with what was measured.
+n=$(sed -n '/^## Targets/,$p' "$out" | grep -cE '^\| [0-9]+[a-z] \|') || true
+[ "$n" -eq 31 ] || fail "$n rows in the summary of targets, want 31"
+grep -Eq '^[0-9]+ of 31 targets met' "$out" || fail "no count of targets met"
 
 # The peers are measured for real, not reported n/a.
 for peer in 'GNU tar -tf' 'bsdtar -tf' 'Python tarfile (all members)' \
 	'GNU tar -x' 'diff -r of the two exported trees' 'GNU tar -c' \
 	'git diff --no-index of the two trees' 'curl -r 0-0 URL (one request)' \
-	'curl -o /dev/null URL (the whole object)' 'curl URL piped to tar -x'; do
+	'curl -o /dev/null URL (the whole object)' 'curl URL piped to tar -x' 'zstd -dc >/dev/null' \
+	'gzip -dc >/dev/null'; do
 	grep -Eq "^\| $(printf '%s' "$peer" | sed 's/[().]/\\&/g') \| [0-9]+\.[0-9]+ \| [0-9.]+ \|" \
 		"$out" || fail "peer '$peer' has no measured row"
 done

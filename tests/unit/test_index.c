@@ -145,10 +145,12 @@ static void test_index_children_sorted(void **state)
 	}
 	/* nlink of a directory is 2 + nsubdirs */
 	assert_int_equal(wsnap_index_node(idx, d)->nchildren, 6);
-	assert_int_equal(wsnap_index_node(idx, d)->nsubdirs, 2);
+	assert_int_equal(wsnap_index_nsubdirs(idx, d), 2);
 	assert_int_equal(wsnap_index_node(idx, 1)->nchildren, 2);
-	assert_int_equal(wsnap_index_node(idx, 1)->nsubdirs, 1);
-	assert_int_equal(by_path(idx, "d/b")->nsubdirs, 0);
+	assert_int_equal(wsnap_index_nsubdirs(idx, 1), 1);
+	assert_int_equal(
+		wsnap_index_nsubdirs(idx, wsnap_index_lookup(idx, "d/b", 3)),
+		0);
 	assert_int_equal(by_path(idx, "d/b")->nchildren, 1);
 	n = wsnap_index_children(idx, WSNAP_ROOT_INO, &ch);
 	assert_int_equal(n, 2);
@@ -566,7 +568,7 @@ static void rm_check_index(const struct wsnap_index *idx,
 			subdirs += c->type == WSNAP_TYPE_DIR;
 		}
 		assert_int_equal(nch, d->nchildren);
-		assert_int_equal(subdirs, d->nsubdirs);
+		assert_int_equal(subdirs, wsnap_index_nsubdirs(idx, ino));
 		total += nch;
 	}
 	assert_int_equal(total + wsnap_index_node(idx, 1)->nchildren, count);
