@@ -1344,6 +1344,9 @@ sec9_tables() {
 	tbl_begin "9e. time until a remote workspace of $NFILES files is usable"
 	tbl_row r9.hyd.wsnap "wsnap hydrate URL WS + ls (sidecar)"
 	tbl_row r9.hyd.curl "curl URL piped to tar -x" "ratio_ge:20:wsnap >= 20x sooner"
+	tbl_end
+}
+
 # --------------------------------------------------------- section 10
 
 M1_MEMBERS=$((M1_DIRS * M1_FILES + M1_DIRS + 1))
