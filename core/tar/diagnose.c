@@ -103,7 +103,11 @@ static bool rd_block_at(struct wsnap_reader *r, uint64_t pos,
 
 enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r, struct archive *a)
 {
-	const char *msg = a ? archive_error_string(a) : NULL;
+	return wsnap_reader_fail_msg(r, a ? archive_error_string(a) : NULL);
+}
+
+enum wsnap_status wsnap_reader_fail_msg(struct wsnap_reader *r, const char *msg)
+{
 	unsigned char h[WSNAP_TAR_BLOCK];
 	uint64_t pos = r->next_hdr;
 	bool ended = r->direct || r->dec.eof;

@@ -36,6 +36,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* Whether the walker reads the plain members (reader.h, libarchive_only):
+ * for now only when asked, with WSNAP_READER=walker. */
+static bool rd_use_walker(const struct wsnap_reader_opts *opts)
+{
+	const char *env = getenv("WSNAP_READER");
+
+	(void)opts;
+	return env && strcmp(env, "walker") == 0;
+}
+
 static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 				void *ctx, struct wsnap_reader_result *res)
 {
@@ -60,18 +70,31 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	if (st != WSNAP_OK)
 		return st;
 
+	if (rd_use_walker(r->opts)) {
+		uint64_t end = 0;
+
+		st = wsnap_walker_run(r, fn, ctx, &end);
+		if (st != WSNAP_OK)
+			return st;
+		tar_end = (la_int64_t)end;
+		if (!r->handed)
+			goto drain;
+	}
 	st = wsnap_reader_inner_open(r, &inner);
 	if (st == WSNAP_OK)
 		st = wsnap_reader_members(r, inner, fn, ctx);
 	/* where the end-of-archive marker ends: what libarchive consumed */
 	if (st == WSNAP_OK)
 		tar_end = archive_filter_bytes(inner, 0);
+	if (st == WSNAP_OK && tar_end >= 0)
+		tar_end += r->la_shift;
 	if (inner)
 		archive_read_free(inner);
 	if (st != WSNAP_OK)
 		return st;
 	if (tar_end < 0)
 		return wsnap_reader_invalid(r, "tar stream of unknown length");
+drain:
 	st = wsnap_reader_drain(r, (uint64_t)tar_end);
 	if (st != WSNAP_OK)
 		return st;

@@ -92,6 +92,21 @@ struct wsnap_reader {
 	struct wsnap_error *err;
 	bool io_failed;
 
+	/*
+	 * Hand-over from the walker (walker.c) to libarchive: libarchive's
+	 * stream is our dummy header block, then the stream from
+	 * la_shift + 512 on, so stream offset = libarchive's + la_shift.
+	 * la_dummy: the read callback still owes the dummy block; replay:
+	 * the last bytes of the window, which the walker read but
+	 * libarchive has not had yet (handed over as the next client
+	 * buffer). All 0 when libarchive reads from the start.
+	 */
+	bool handed;
+	bool la_dummy;
+	unsigned char dummy[WSNAP_TAR_BLOCK];
+	int64_t la_shift;
+	size_t replay;
+
 	/* attributes of the global pax headers seen so far */
 	struct wsnap_tar_pax global;
 
@@ -124,6 +139,11 @@ enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
  */
 enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r, struct archive *a);
 
+/* The same with libarchive's message msg (NULL: none), for the walker
+ * (walker.c), which says what libarchive would. */
+enum wsnap_status wsnap_reader_fail_msg(struct wsnap_reader *r,
+					const char *msg);
+
 /* Records an invalid stream with the detail built from fmt; returns
  * WSNAP_REJECTED. */
 enum wsnap_status wsnap_reader_invalid(struct wsnap_reader *r, const char *fmt,
@@ -146,6 +166,18 @@ void wsnap_reader_keep_name(struct wsnap_reader *r, const char *name,
  * kept. */
 void wsnap_reader_keep_head(unsigned char *dst, size_t *dst_len,
 			    const unsigned char *p, size_t n);
+
+/* Reports progress at position done of the input (now and then). */
+void wsnap_reader_progress(struct wsnap_reader *r, uint64_t done);
+
+/* Whether the read was cancelled (reader.h); records it as an I/O
+ * error. */
+bool wsnap_reader_cancelled(struct wsnap_reader *r);
+
+/* Piped layout: writes n decoded bytes at p to the spill file, if any.
+ * Errors (recorded): false. */
+bool wsnap_reader_spill(struct wsnap_reader *r, const unsigned char *p,
+			size_t n);
 
 /* Reads up to len bytes of the input at in_pos (pread for a regular file,
  * read otherwise); fills the buffer unless the input ends. Returns the
@@ -219,5 +251,50 @@ void wsnap_decoder_release(struct wsnap_reader *r);
 enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 				       struct archive *inner,
 				       wsnap_reader_fn fn, void *ctx);
+
+/*
+ * The parts of a member that do not depend on who parsed its headers
+ * (libarchive's entry or the walker): with the header region walked
+ * (s), the name and the size libarchive reports (esize), the region
+ * [hp, fb): the checks of member.c's invariants, then *m filled but for
+ * mode, the header's mtime (*have_mtime false: the caller sets it),
+ * the link target and the sparse map; *data_end is where tarfile reads
+ * the next header. Errors: an invalid stream.
+ */
+enum wsnap_status wsnap_reader_check_member(
+	struct wsnap_reader *r, const struct wsnap_tar_scan *s,
+	const char *name, int64_t esize, int64_t hp, int64_t fb,
+	struct wsnap_raw_member *m, uint64_t *data_end, bool *have_mtime);
+
+/* Sets the link target of a symlink or hardlink m (NULL: empty); a
+ * symlink without one is an invalid stream. */
+enum wsnap_status wsnap_reader_check_link(struct wsnap_reader *r,
+					  struct wsnap_raw_member *m,
+					  const char *linkname);
+
+/* The invalid stream of a header region wsnap_tar_scan_region refused
+ * (s as it left it) of the member named name at hp. */
+enum wsnap_status wsnap_reader_region_invalid(struct wsnap_reader *r,
+					      const struct wsnap_tar_scan *s,
+					      const char *name, int64_t hp);
+
+/* ---- walker.c ----------------------------------------------------------- */
+
+/*
+ * Reads the members of the (decoded) stream from its start by walking the
+ * header blocks itself, as long as each is one libarchive would read as
+ * a plain member (walker.c). Returns WSNAP_OK with *tar_end set at the
+ * end of the archive, or WSNAP_OK with r->handed set when a header needs
+ * libarchive: the caller then opens the inner reader (which starts at that
+ * header) and reads the rest with wsnap_reader_members. Else the
+ * callback's status unchanged, or the error met (invalid stream,
+ * WSNAP_IO).
+ */
+enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
+				   void *ctx, uint64_t *tar_end);
+
+/* Writes the dummy header block libarchive is handed first after a
+ * hand-over: a ustar directory "./" of size 0. */
+void wsnap_walker_dummy(unsigned char *b);
 
 #endif
