@@ -158,7 +158,8 @@ static ssize_t wk_fill(struct wsnap_reader *r, uint64_t pos, size_t n,
 	if (pos <= end) {
 		size_t drop = (size_t)(pos - r->win_off);
 
-		memmove(r->win, r->win + drop, r->win_len - drop);
+		if (drop)
+			memmove(r->win, r->win + drop, r->win_len - drop);
 		r->win_len -= drop;
 		r->win_off = pos;
 	} else if (r->direct) {
@@ -382,7 +383,8 @@ static enum wsnap_status wk_hand_over(struct wsnap_reader *r, uint64_t pos)
 	/* wk_fill left pos in the window (or the window empty at pos) */
 	if (drop > r->win_len)
 		drop = r->win_len;
-	memmove(r->win, r->win + drop, r->win_len - drop);
+	if (drop)
+		memmove(r->win, r->win + drop, r->win_len - drop);
 	r->win_len -= drop;
 	r->win_off = pos;
 	r->replay = r->win_len;

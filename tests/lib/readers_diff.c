@@ -201,7 +201,7 @@ bool readers_diff(const uint8_t *data, size_t size, enum readers_diff_input how,
 	} else if (w.rec.too_big || l.rec.too_big) {
 		/* not compared: too many members to record */
 	} else if (w.rec.len != l.rec.len ||
-		   memcmp(w.rec.p, l.rec.p, w.rec.len) != 0) {
+		   (w.rec.len && memcmp(w.rec.p, l.rec.p, w.rec.len) != 0)) {
 		snprintf(
 			why, whylen,
 			"members: walker %llu, libarchive %llu, records "
