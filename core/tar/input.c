@@ -162,7 +162,7 @@ static bool rd_handover_read(struct wsnap_reader *r, const void **buf,
 	if (r->la_dummy) {
 		r->la_dummy = false;
 		*buf = r->dummy;
-		*n = WSNAP_TAR_BLOCK;
+		*n = (la_ssize_t)r->dummy_len;
 		return true;
 	}
 	if (r->replay) {

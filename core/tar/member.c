@@ -400,19 +400,19 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 				       wsnap_reader_fn fn, void *ctx)
 {
 	bool first = true;
-	uint64_t data_end = 0;
+	uint64_t data_end = 0, here = 0; /* members read by this call */
 
 	if (r->handed) {
 		/* handed over by the walker: the stream starts with our
-		 * own dummy header (walker.c), no member; the real stream
-		 * follows at la_shift + 512 */
+		 * own dummy headers (walker.c), no member; the real stream
+		 * follows at la_shift + dummy_len */
 		struct archive_entry *e;
 
 		r->in_header = true;
 		if (archive_read_next_header(inner, &e) != ARCHIVE_OK)
 			return wsnap_reader_fail(r, inner);
 		r->in_header = false;
-		data_end = (uint64_t)r->la_shift + WSNAP_TAR_BLOCK;
+		data_end = (uint64_t)(r->la_shift + (int64_t)r->dummy_len);
 		first = false;
 	}
 	for (;;) {
@@ -433,6 +433,13 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 						 "libarchive and tarfile end "
 						 "its data at different "
 						 "bytes");
+			/* the walker takes over again where it can */
+			if (r->handed && here &&
+			    wsnap_walker_can_resume(r, inner, data_end)) {
+				r->back = true;
+				r->back_at = data_end;
+				return WSNAP_OK;
+			}
 		}
 		first = false;
 		r->in_header = true;
@@ -448,6 +455,7 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 		if (st != WSNAP_OK)
 			return st;
 		r->members++;
+		here++;
 		r->next_hdr = data_end;
 		wsnap_reader_keep_name(r, m.name, m.name_len);
 		st = fn(ctx, &m, r->err);

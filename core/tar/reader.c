@@ -75,18 +75,32 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 		return st;
 
 	if (rd_use_walker(r->opts)) {
-		uint64_t end = 0;
+		uint64_t pos = 0;
 
-		st = wsnap_walker_run(r, fn, ctx, &end);
-		if (st != WSNAP_OK)
-			return st;
-		tar_end = (la_int64_t)end;
-		if (!r->handed)
-			goto drain;
+		/* the walker, libarchive for what it hands over, the walker
+		 * again from where libarchive hands the stream back */
+		for (;;) {
+			st = wsnap_walker_run(r, fn, ctx, &pos);
+			if (st != WSNAP_OK)
+				return st;
+			if (!r->handed) {
+				tar_end = (la_int64_t)pos;
+				goto drain;
+			}
+			st = wsnap_reader_inner_open(r, &inner);
+			if (st == WSNAP_OK)
+				st = wsnap_reader_members(r, inner, fn, ctx);
+			if (st != WSNAP_OK || !r->back)
+				break;
+			archive_read_free(inner);
+			inner = NULL;
+			pos = r->back_at;
+		}
+	} else {
+		st = wsnap_reader_inner_open(r, &inner);
+		if (st == WSNAP_OK)
+			st = wsnap_reader_members(r, inner, fn, ctx);
 	}
-	st = wsnap_reader_inner_open(r, &inner);
-	if (st == WSNAP_OK)
-		st = wsnap_reader_members(r, inner, fn, ctx);
 	/* where the end-of-archive marker ends: what libarchive consumed */
 	if (st == WSNAP_OK)
 		tar_end = archive_filter_bytes(inner, 0);

@@ -94,18 +94,26 @@ struct wsnap_reader {
 
 	/*
 	 * Hand-over from the walker (walker.c) to libarchive: libarchive's
-	 * stream is our dummy header block, then the stream from
-	 * la_shift + 512 on, so stream offset = libarchive's + la_shift.
-	 * la_dummy: the read callback still owes the dummy block; replay:
-	 * the last bytes of the window, which the walker read but
-	 * libarchive has not had yet (handed over as the next client
-	 * buffer). All 0 when libarchive reads from the start.
+	 * stream is our dummy header blocks (dummy_len bytes), then the
+	 * stream from la_shift + dummy_len on, so stream offset =
+	 * libarchive's + la_shift. la_dummy: the read callback still owes
+	 * the dummy; replay: the last bytes of the window, which the walker
+	 * read but libarchive has not had yet (handed over as the next
+	 * client buffer). All 0 when libarchive reads from the start.
+	 * back: libarchive has read a member and handed the stream back to
+	 * the walker at back_at. la_pax: libarchive's format state says a
+	 * pax header was seen (walker.c: the dummy then starts with an
+	 * empty 'g' header to keep it so).
 	 */
 	bool handed;
 	bool la_dummy;
-	unsigned char dummy[WSNAP_TAR_BLOCK];
+	bool back;
+	bool la_pax;
+	unsigned char dummy[2 * WSNAP_TAR_BLOCK];
+	size_t dummy_len;
 	int64_t la_shift;
 	size_t replay;
+	uint64_t back_at;
 
 	/* attributes of the global pax headers seen so far */
 	struct wsnap_tar_pax global;
@@ -281,20 +289,29 @@ enum wsnap_status wsnap_reader_region_invalid(struct wsnap_reader *r,
 /* ---- walker.c ----------------------------------------------------------- */
 
 /*
- * Reads the members of the (decoded) stream from its start by walking the
- * header blocks itself, as long as each is one libarchive would read as
- * a plain member (walker.c). Returns WSNAP_OK with *tar_end set at the
- * end of the archive, or WSNAP_OK with r->handed set when a header needs
- * libarchive: the caller then opens the inner reader (which starts at that
- * header) and reads the rest with wsnap_reader_members. Else the
- * callback's status unchanged, or the error met (invalid stream,
- * WSNAP_IO).
+ * Reads the members of the (decoded) stream from *pos (0: its start; else
+ * where libarchive handed it back, r->back_at) by walking the header
+ * blocks itself, as long as each is one libarchive would read as a plain
+ * member (walker.c). Returns WSNAP_OK with *pos at the end of the
+ * archive, or WSNAP_OK with r->handed set when a header needs libarchive:
+ * the caller then opens the inner reader (which starts at that header)
+ * and reads on with wsnap_reader_members. Else the callback's status
+ * unchanged, or the error met (invalid stream, WSNAP_IO).
  */
 enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
-				   void *ctx, uint64_t *tar_end);
+				   void *ctx, uint64_t *pos);
 
-/* Writes the dummy header block libarchive is handed first after a
- * hand-over: a ustar directory "./" of size 0. */
-void wsnap_walker_dummy(unsigned char *b);
+/*
+ * Whether the walker can take the stream back at pos, where libarchive
+ * has just finished a member: the next header block is in the window and
+ * is a plain one. inner is libarchive's reader (its format state).
+ */
+bool wsnap_walker_can_resume(struct wsnap_reader *r, struct archive *inner,
+			     uint64_t pos);
+
+/* Writes the dummy header blocks libarchive is handed first after a
+ * hand-over into r->dummy (r->dummy_len bytes): a ustar directory "./"
+ * of size 0, after an empty 'g' header when r->la_pax. */
+void wsnap_walker_dummy(struct wsnap_reader *r);
 
 #endif

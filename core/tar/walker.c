@@ -46,11 +46,17 @@
  * bid looks at the first block, with stricter rules than its header
  * reader. So libarchive is given our dummy header (a ustar directory
  * "./", read and dropped by member.c) and then the stream from the header
- * the walker stopped at; its offsets are ours minus la_shift. The format
- * state libarchive carries from member to member (whether a pax header
- * was seen, for that hardlink guess) is the same as at the start: no
- * plain member sets it, the dummy (ustar) does not either.
- * After the hand-over libarchive reads the rest of the archive.
+ * the walker stopped at; its offsets are ours minus la_shift. libarchive
+ * reads members until the header after one it read is a plain one and in
+ * the window (wsnap_walker_can_resume): then a fresh walk goes on from
+ * there and libarchive's reader is closed. The only state libarchive
+ * carries from member to member that matters here is whether it has seen
+ * a pax header (its archive format, for that hardlink guess): the walker
+ * keeps it (la_pax: set when libarchive hands back in that state, cleared
+ * by a GNU or v7 header as libarchive's own is, kept by a ustar one) and
+ * the next dummy starts with an empty 'g' header when it is set, so that
+ * libarchive is in the same state again. (The AppleDouble "._" handling
+ * of libarchive's tar reader is compiled in on macOS only.)
  *
  * Invariants:
  *  - the walker only moves forward; the window holds stream bytes
@@ -87,19 +93,20 @@ static void wk_put_octal(unsigned char *f, size_t n, unsigned v)
 	f[n - 1] = '\0';
 }
 
-void wsnap_walker_dummy(unsigned char *b)
+/* A ustar header block of size 0 named name, typeflag tf. */
+static void wk_dummy_block(unsigned char *b, const char *name, char tf)
 {
 	unsigned sum = 0;
 	size_t i;
 
 	memset(b, 0, WSNAP_TAR_BLOCK);
-	memcpy(b + WSNAP_TAR_OFF(name), "./", 2);
+	memcpy(b + WSNAP_TAR_OFF(name), name, strlen(name));
 	wk_put_octal(b + WSNAP_TAR_OFF(mode), WSNAP_TAR_LEN(mode), 0755);
 	wk_put_octal(b + WSNAP_TAR_OFF(uid), WSNAP_TAR_LEN(uid), 0);
 	wk_put_octal(b + WSNAP_TAR_OFF(gid), WSNAP_TAR_LEN(gid), 0);
 	wk_put_octal(b + WSNAP_TAR_OFF(size), WSNAP_TAR_LEN(size), 0);
 	wk_put_octal(b + WSNAP_TAR_OFF(mtime), WSNAP_TAR_LEN(mtime), 0);
-	b[WSNAP_TAR_OFF(typeflag)] = WSNAP_TAR_DIR;
+	b[WSNAP_TAR_OFF(typeflag)] = tf;
 	memcpy(b + WSNAP_TAR_OFF(magic), WSNAP_TAR_POSIX_MAGIC,
 	       WSNAP_TAR_MAGIC_LEN);
 	wk_put_octal(b + WSNAP_TAR_OFF(devmajor), WSNAP_TAR_LEN(devmajor), 0);
@@ -108,6 +115,17 @@ void wsnap_walker_dummy(unsigned char *b)
 	for (i = 0; i < WSNAP_TAR_BLOCK; i++)
 		sum += b[i];
 	wk_put_octal(b + WSNAP_TAR_OFF(chksum), WSNAP_TAR_LEN(chksum), sum);
+}
+
+void wsnap_walker_dummy(struct wsnap_reader *r)
+{
+	r->dummy_len = 0;
+	if (r->la_pax) {
+		wk_dummy_block(r->dummy, "g", WSNAP_TAR_PAX_GLOBAL);
+		r->dummy_len = WSNAP_TAR_BLOCK;
+	}
+	wk_dummy_block(r->dummy + r->dummy_len, "./", WSNAP_TAR_DIR);
+	r->dummy_len += WSNAP_TAR_BLOCK;
 }
 
 /* ---- the stream --------------------------------------------------------- */
@@ -390,8 +408,8 @@ static enum wsnap_status wk_hand_over(struct wsnap_reader *r, uint64_t pos)
 	r->replay = r->win_len;
 	r->handed = true;
 	r->la_dummy = true;
-	wsnap_walker_dummy(r->dummy);
-	r->la_shift = (int64_t)pos - (int64_t)WSNAP_TAR_BLOCK;
+	wsnap_walker_dummy(r);
+	r->la_shift = (int64_t)pos - (int64_t)r->dummy_len;
 	return WSNAP_OK;
 }
 
@@ -435,17 +453,59 @@ static enum wsnap_status wk_member(struct wsnap_reader *r,
 	return fn(ctx, &m, r->err);
 }
 
+bool wsnap_walker_can_resume(struct wsnap_reader *r, struct archive *inner,
+			     uint64_t pos)
+{
+	const unsigned char *h;
+	struct wk_plain p;
+	bool filled = false;
+
+	/*
+	 * A plain file whose window libarchive's skip emptied (in_pos ==
+	 * pos): read on, and if the walker does not take over, hand what
+	 * was read to libarchive as its next client buffer (replay).
+	 */
+	if (r->direct && r->win_len == 0 && r->win_off == pos &&
+	    r->in_pos == pos) {
+		bool past;
+
+		if (wk_fill(r, pos, WSNAP_TAR_BLOCK, &past) < 0)
+			return false; /* recorded: libarchive's next read fails
+				       */
+		filled = true;
+	}
+	if (pos < r->win_off || r->win_len < WSNAP_TAR_BLOCK ||
+	    pos - r->win_off > r->win_len - WSNAP_TAR_BLOCK)
+		goto libarchive;
+	h = r->win + (pos - r->win_off);
+	/* the end is libarchive's to read */
+	if ((h[0] == 0 && wsnap_tar_all_zero(h, WSNAP_TAR_BLOCK)) ||
+	    !wk_is_plain(h, &p))
+		goto libarchive;
+	r->la_pax = archive_format(inner) == ARCHIVE_FORMAT_TAR_PAX_INTERCHANGE;
+	return true;
+libarchive:
+	if (filled)
+		r->replay = r->win_len;
+	return false;
+}
+
 enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
-				   void *ctx, uint64_t *tar_end)
+				   void *ctx, uint64_t *at)
 {
 	struct wk_plain p;
-	uint64_t pos = 0;
+	uint64_t pos = *at;
 
-	if (r->direct) {
+	if (r->direct && pos == 0) {
 		r->in_pos = 0;
 		r->win_off = 0;
 		r->win_len = 0;
 	}
+	r->handed = false;
+	r->back = false;
+	r->la_dummy = false;
+	r->la_shift = 0;
+	r->replay = 0;
 	for (;;) {
 		const unsigned char *h;
 		enum wsnap_status st;
@@ -458,7 +518,7 @@ enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 			return wsnap_reader_fail_msg(r, pos ? WK_TRUNCATED
 							    : WK_NOT_TAR);
 		if (got == 0) {
-			*tar_end = pos; /* the end of the stream */
+			*at = pos; /* the end of the stream */
 			return WSNAP_OK;
 		}
 		h = r->win + (pos - r->win_off);
@@ -472,13 +532,18 @@ enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 			    wsnap_tar_all_zero(r->win + (pos - r->win_off),
 					       WSNAP_TAR_BLOCK))
 				pos += WSNAP_TAR_BLOCK;
-			*tar_end = pos;
+			*at = pos;
 			return WSNAP_OK;
 		}
 		if (pos == 0 && !wk_bid(h))
 			return wsnap_reader_fail_msg(r, WK_NOT_TAR);
 		if (!wk_is_plain(h, &p))
 			return wk_hand_over(r, pos);
+		/* libarchive's format state after this header (the magic) */
+		if (memcmp(h + WSNAP_TAR_OFF(magic), "ustar", 5) != 0 ||
+		    memcmp(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_GNU_MAGIC,
+			   WSNAP_TAR_MAGIC_LEN) == 0)
+			r->la_pax = false;
 		st = wk_member(r, h, pos, &p, fn, ctx, &pos);
 		if (st != WSNAP_OK)
 			return st;
