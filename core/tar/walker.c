@@ -396,16 +396,10 @@ static bool wk_is_plain(const unsigned char *h, struct wk_plain *p)
 /* Hands the rest over to libarchive at the header at pos (see the top). */
 static enum wsnap_status wk_hand_over(struct wsnap_reader *r, uint64_t pos)
 {
-	size_t drop = (size_t)(pos - r->win_off);
-
-	/* wk_fill left pos in the window (or the window empty at pos) */
-	if (drop > r->win_len)
-		drop = r->win_len;
-	if (drop)
-		memmove(r->win, r->win + drop, r->win_len - drop);
-	r->win_len -= drop;
-	r->win_off = pos;
-	r->replay = r->win_len;
+	/* wk_fill left the block at pos in the window: libarchive gets the
+	 * window from there on as its first client buffer after the dummy
+	 * (moving it to the front would copy up to WK_CHUNK a hand-over) */
+	r->replay = (size_t)(r->win_off + r->win_len - pos);
 	r->handed = true;
 	r->la_dummy = true;
 	wsnap_walker_dummy(r);
