@@ -62,8 +62,11 @@
  *  - the walker only moves forward; the window holds stream bytes
  *    [win_off, win_off + win_len), at most WK_CHUNK + one block;
  *  - direct layout: in_pos == win_off + win_len (data beyond the window
- *    is skipped by moving both, never read); piped layout: every decoded
- *    byte taken from the decoder is spilled (keep_data) in order;
+ *    is skipped by moving both, never read); piped layout: the window
+ *    holds bytes taken from the decoder, pend the rest from the window's
+ *    end on (a header lying whole in pend is read there, not copied),
+ *    and every byte taken from the decoder is spilled (keep_data) in
+ *    order;
  *  - an error is recorded once (I/O) or as an invalid stream, with the
  *    detail libarchive's failure would have given.
  */
@@ -159,18 +162,118 @@ static ssize_t wk_take(struct wsnap_reader *r, size_t max, bool append)
 	return (ssize_t)n;
 }
 
+/* Makes room for WK_CHUNK + a block in the window. */
+static bool wk_window_alloc(struct wsnap_reader *r)
+{
+	unsigned char *w;
+
+	if (r->win_cap >= WK_CHUNK + WSNAP_TAR_BLOCK)
+		return true;
+	w = realloc(r->win, WK_CHUNK + WSNAP_TAR_BLOCK);
+	if (!w) {
+		wsnap_reader_io(r, ENOMEM, "out of memory");
+		return false;
+	}
+	r->win = w;
+	r->win_cap = WK_CHUNK + WSNAP_TAR_BLOCK;
+	return true;
+}
+
+/* Piped layout: appends decoded bytes to the window until it holds n
+ * (or the stream ends). Returns false on an error (recorded). */
+static bool wk_append(struct wsnap_reader *r, size_t n)
+{
+	while (r->win_len < n) {
+		ssize_t k = wk_take(r, n - r->win_len, true);
+
+		if (k < 0)
+			return false;
+		if (k == 0)
+			break;
+		r->win_len += (size_t)k;
+	}
+	return true;
+}
+
+/*
+ * Piped layout (see wk_fill). The window holds decoded bytes already
+ * taken from the decoder (and spilled), and pend the rest from the
+ * window's end on. A block that lies whole in pend is read in place,
+ * not copied: only a block that straddles two decoded chunks is put
+ * together in the window. Data is passed over in pend.
+ */
+static ssize_t wk_fill_piped(struct wsnap_reader *r, uint64_t pos, size_t n,
+			     bool *past, const unsigned char **at)
+{
+	uint64_t end = r->win_off + r->win_len;
+
+	if (r->win_len && pos >= r->win_off && pos < end) {
+		size_t drop = (size_t)(pos - r->win_off);
+
+		if (pos + n > end) {
+			/* straddles the window and pend */
+			if (drop)
+				memmove(r->win, r->win + drop,
+					r->win_len - drop);
+			r->win_len -= drop;
+			r->win_off = pos;
+			if (!wk_append(r, n))
+				return -1;
+			drop = 0;
+		}
+		*at = r->win + drop;
+		return (ssize_t)(r->win_len - drop < n ? r->win_len - drop : n);
+	}
+	/* beyond the window: pass over pend up to pos */
+	end = r->stream_bytes - r->pend_len;
+	r->win_len = 0;
+	while (end < pos) {
+		uint64_t gap = pos - end;
+		ssize_t k;
+
+		if (wsnap_reader_cancelled(r))
+			return -1;
+		k = wk_take(r, gap < WK_CHUNK ? (size_t)gap : WK_CHUNK, false);
+		if (k < 0)
+			return -1;
+		if (k == 0)
+			break;
+		end += (uint64_t)k;
+	}
+	r->win_off = end;
+	if (end < pos) {
+		*past = true;
+		return 0;
+	}
+	if (!r->pend_len && !wsnap_decoder_next(r))
+		return -1;
+	if (r->pend_len >= n) {
+		*at = r->pend;
+		return (ssize_t)n;
+	}
+	if (!wk_window_alloc(r) || !wk_append(r, n))
+		return -1;
+	*at = r->win;
+	return (ssize_t)(r->win_len < n ? r->win_len : n);
+}
+
 /*
  * Makes the n bytes (n <= WSNAP_TAR_BLOCK) of the stream at pos (at or
- * after win_off) stand in the window, as far as the stream has them.
- * Returns how many it has, or -1 on an error (recorded); *past is set
- * when the stream ended before pos.
+ * after win_off) readable at *at, as far as the stream has them: in the
+ * window (a plain file: read in chunks, data beyond them skipped without
+ * a read), or in place in the decoder's output (wk_fill_piped). Returns
+ * how many it has, or -1 on an error (recorded); *past is set when the
+ * stream ended before pos.
  */
 static ssize_t wk_fill(struct wsnap_reader *r, uint64_t pos, size_t n,
-		       bool *past)
+		       bool *past, const unsigned char **at)
 {
 	uint64_t end = r->win_off + r->win_len;
 
 	*past = false;
+	if (!r->direct)
+		return wk_fill_piped(r, pos, n, past, at);
+	*at = r->win + (pos - r->win_off);
 	if (pos + n <= end)
 		return (ssize_t)n;
 	if (pos <= end) {
@@ -180,65 +283,33 @@ static ssize_t wk_fill(struct wsnap_reader *r, uint64_t pos, size_t n,
 			memmove(r->win, r->win + drop, r->win_len - drop);
 		r->win_len -= drop;
 		r->win_off = pos;
-	} else if (r->direct) {
+	} else {
 		/* skip the data between: no read at all */
 		r->win_off = pos;
 		r->win_len = 0;
 		r->in_pos = pos;
 		wsnap_reader_progress(r, pos < r->size ? pos : r->size);
-	} else {
-		r->win_len = 0;
-		while (end < pos) {
-			uint64_t gap = pos - end;
-			ssize_t k;
-
-			if (wsnap_reader_cancelled(r))
-				return -1;
-			k = wk_take(r, gap < WK_CHUNK ? (size_t)gap : WK_CHUNK,
-				    false);
-			if (k < 0)
-				return -1;
-			if (k == 0)
-				break;
-			end += (uint64_t)k;
-		}
-		r->win_off = end;
-		if (end < pos) {
-			*past = true;
-			return 0;
-		}
 	}
-	if (r->direct && pos > r->size) {
+	if (pos > r->size) {
 		*past = true;
 		return 0;
 	}
-	if (r->win_cap < WK_CHUNK + WSNAP_TAR_BLOCK) {
-		unsigned char *w = realloc(r->win, WK_CHUNK + WSNAP_TAR_BLOCK);
-
-		if (!w) {
-			wsnap_reader_io(r, ENOMEM, "out of memory");
-			return -1;
-		}
-		r->win = w;
-		r->win_cap = WK_CHUNK + WSNAP_TAR_BLOCK;
-	}
+	if (!wk_window_alloc(r))
+		return -1;
 	while (r->win_len < n && !wk_ended(r)) {
-		size_t room = r->win_cap - r->win_len;
 		ssize_t k;
 
 		if (wsnap_reader_cancelled(r))
 			return -1;
-		if (r->direct)
-			k = wsnap_reader_input_read(r, r->win + r->win_len,
-						    room);
-		else
-			k = wk_take(r, room, true);
+		k = wsnap_reader_input_read(r, r->win + r->win_len,
+					    r->win_cap - r->win_len);
 		if (k < 0)
 			return -1;
 		if (k == 0)
 			break;
 		r->win_len += (size_t)k;
 	}
+	*at = r->win;
 	return (ssize_t)(r->win_len < n ? r->win_len : n);
 }
 
@@ -396,9 +467,10 @@ static bool wk_is_plain(const unsigned char *h, struct wk_plain *p)
 /* Hands the rest over to libarchive at the header at pos (see the top). */
 static enum wsnap_status wk_hand_over(struct wsnap_reader *r, uint64_t pos)
 {
-	/* wk_fill left the block at pos in the window: libarchive gets the
-	 * window from there on as its first client buffer after the dummy
-	 * (moving it to the front would copy up to WK_CHUNK a hand-over) */
+	/* wk_fill left the block at pos in the window, or (piped) in pend
+	 * with the window empty at pos: libarchive gets the window from
+	 * there on as its first client buffer after the dummy (moving it to
+	 * the front would copy up to WK_CHUNK a hand-over), then pend */
 	r->replay = (size_t)(r->win_off + r->win_len - pos);
 	r->handed = true;
 	r->la_dummy = true;
@@ -463,9 +535,8 @@ bool wsnap_walker_can_resume(struct wsnap_reader *r, struct archive *inner,
 	    r->in_pos == pos) {
 		bool past;
 
-		if (wk_fill(r, pos, WSNAP_TAR_BLOCK, &past) < 0)
-			return false; /* recorded: libarchive's next read fails
-				       */
+		if (wk_fill(r, pos, WSNAP_TAR_BLOCK, &past, &h) < 0)
+			return false; /* recorded: libarchive's next read */
 		filled = true;
 	}
 	if (pos < r->win_off || r->win_len < WSNAP_TAR_BLOCK ||
@@ -501,10 +572,10 @@ enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	r->la_shift = 0;
 	r->replay = 0;
 	for (;;) {
-		const unsigned char *h;
+		const unsigned char *h = NULL;
 		enum wsnap_status st;
 		bool past;
-		ssize_t got = wk_fill(r, pos, WSNAP_TAR_BLOCK, &past);
+		ssize_t got = wk_fill(r, pos, WSNAP_TAR_BLOCK, &past, &h);
 
 		if (got < 0)
 			return wsnap_reader_fail_msg(r, NULL);
@@ -515,16 +586,14 @@ enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 			*at = pos; /* the end of the stream */
 			return WSNAP_OK;
 		}
-		h = r->win + (pos - r->win_off);
 		if (h[0] == 0 && wsnap_tar_all_zero(h, WSNAP_TAR_BLOCK)) {
 			/* the end: a second zero block is consumed too */
 			pos += WSNAP_TAR_BLOCK;
-			got = wk_fill(r, pos, WSNAP_TAR_BLOCK, &past);
+			got = wk_fill(r, pos, WSNAP_TAR_BLOCK, &past, &h);
 			if (got < 0)
 				return wsnap_reader_fail_msg(r, NULL);
 			if (got == (ssize_t)WSNAP_TAR_BLOCK &&
-			    wsnap_tar_all_zero(r->win + (pos - r->win_off),
-					       WSNAP_TAR_BLOCK))
+			    wsnap_tar_all_zero(h, WSNAP_TAR_BLOCK))
 				pos += WSNAP_TAR_BLOCK;
 			*at = pos;
 			return WSNAP_OK;
