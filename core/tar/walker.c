@@ -273,9 +273,10 @@ static ssize_t wk_fill(struct wsnap_reader *r, uint64_t pos, size_t n,
 	*past = false;
 	if (!r->direct)
 		return wk_fill_piped(r, pos, n, past, at);
-	*at = r->win + (pos - r->win_off);
-	if (pos + n <= end)
+	if (pos + n <= end) {
+		*at = r->win + (pos - r->win_off);
 		return (ssize_t)n;
+	}
 	if (pos <= end) {
 		size_t drop = (size_t)(pos - r->win_off);
 
