@@ -171,6 +171,29 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 	return id;
 }
 
+void wsnap_builder_prefetch(const struct wsnap_builder *b,
+			    const struct wsnap_raw_member *m)
+{
+	const char *name = m->name, *slash;
+	size_t len = m->name_len, dl;
+	uint32_t h;
+
+	while (len >= 2 && name[0] == '.' && name[1] == '/') {
+		name += 2;
+		len -= 2;
+	}
+	while (len && name[len - 1] == '/')
+		len--;
+	slash = len ? memrchr(name, '/', len) : NULL;
+	if (!slash || !b->cache_id || !b->buckets)
+		return;
+	dl = (size_t)(slash - name);
+	if (dl != b->cachelen || memcmp(b->cache, name, dl) != 0)
+		return;
+	h = tree_hash(b, b->cache_id, slash + 1, len - dl - 1);
+	__builtin_prefetch(&b->buckets[h & (b->nbuckets - 1)]);
+}
+
 /* Lifecycle */
 
 enum wsnap_status wsnap_builder_new(struct wsnap_builder **out,
