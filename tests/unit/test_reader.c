@@ -3123,6 +3123,51 @@ static void test_reader_walker_keeps_pax_state(void **state)
 	}
 }
 
+/*
+ * Regression: a GNU header that is not 'S' but has sparse entries (and a
+ * realsize) was a sparse file to libarchive, so to wsnap, and the plain
+ * file of the size field to tarfile and GNU tar: now an invalid stream.
+ * The same member without the entries stays a plain file.
+ */
+static void test_reader_gnu_sparse_fields_on_plain_file(void **state)
+{
+	int stray;
+
+	(void)state;
+	for (stray = 0; stray < 2; stray++) {
+		unsigned char h[WSNAP_TAR_BLOCK];
+		const uint64_t run[2] = {2, 3};
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+		struct run r;
+		size_t len;
+
+		ts_raw_header(h, "a.txt", '0', 0644, 3, NULL);
+		memcpy(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_GNU_MAGIC,
+		       WSNAP_TAR_MAGIC_LEN);
+		if (stray) {
+			put_sparse_entry(h + WSNAP_TAR_OFF(gnu.sparse), run);
+			put_octal(h + WSNAP_TAR_OFF(gnu.realsize),
+				  WSNAP_TAR_LEN(gnu.realsize), 5);
+		}
+		ts_raw_checksum(h);
+		ts_add_raw(a, h, sizeof(h));
+		add_padded(a, "abc", 3);
+		tar = ts_archive_finish(a, 1, &len);
+		if (stray) {
+			expect_invalid(tar, len);
+		} else {
+			run_bytes(&r, tar, len, SRC_MEMFD, false);
+			assert_int_equal(r.st, WSNAP_OK);
+			assert_int_equal(r.rec.n, 1);
+			assert_int_equal(r.rec.m[0].size, 3);
+			assert_int_equal(r.rec.m[0].nsparse, 0);
+			run_release(&r);
+		}
+		free(tar);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3180,6 +3225,7 @@ int main(void)
 		cmocka_unit_test(test_reader_walker_hand_over),
 		cmocka_unit_test(test_reader_walker_first_block_bid),
 		cmocka_unit_test(test_reader_walker_keeps_pax_state),
+		cmocka_unit_test(test_reader_gnu_sparse_fields_on_plain_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
