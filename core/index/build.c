@@ -56,6 +56,9 @@
 #define BP_BATCH_DATA	 (1u << 20)
 #define BP_ALIGN	 _Alignof(struct wsnap_sparse_run)
 
+/* How many members ahead the builder asks for its table slot. */
+#define BP_PREFETCH 4
+
 struct bp_batch {
 	struct wsnap_raw_member m[BP_BATCH_MEMBERS];
 	size_t n;
@@ -211,8 +214,13 @@ static enum wsnap_status bp_consume(struct bp *p, struct wsnap_builder *b,
 		batch = &p->slots[p->head];
 		pthread_mutex_unlock(&p->lock);
 
-		for (i = 0; i < batch->n && st == WSNAP_OK; i++)
+		for (i = 0; i < batch->n && st == WSNAP_OK; i++) {
+			/* the slot a later member probes (engine.h) */
+			if (i + BP_PREFETCH < batch->n)
+				wsnap_builder_prefetch(
+					b, &batch->m[i + BP_PREFETCH]);
 			st = wsnap_builder_add(b, &batch->m[i], err);
+		}
 
 		pthread_mutex_lock(&p->lock);
 		batch->n = 0;

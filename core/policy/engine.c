@@ -49,8 +49,9 @@
  *
  * Invariants of the tree: nodes[id - 1], id 1 is the root; a node's parent
  * has a smaller id (ancestors are created before the member); (parent id,
- * name) is unique and found through 'buckets' (SipHash under a key drawn per
- * builder, so hostile names cannot be made to collide). In a tree node,
+ * name) is unique and found through 'buckets', an open-addressing table of
+ * id and hash (SipHash under a key drawn per builder, so hostile names
+ * cannot be made to collide, nor cluster). In a tree node,
  * 'path' is the entry's own name, 'name_off' its length and 'first_child'
  * the low 32 bits of its hash. Names and raw member names live in an arena
  * freed with the builder, targets in one the index takes over (so they are
@@ -87,36 +88,60 @@ static uint32_t tree_hash(const struct wsnap_builder *b, uint32_t parent,
 	return (uint32_t)wsnap_hash_entry(&b->key, parent, name, len);
 }
 
+/*
+ * The lookup table: open addressing, linear probing, at most half full.
+ * A slot holds a node's id (low 32 bits, 0: empty) and its hash (high 32
+ * bits), so a name that is not there (every new member's duplicate check)
+ * costs the probes of one cache line or two, not a visit to each node of
+ * a chain: the nodes are only read when the hash matches.
+ */
+static uint64_t tree_slot(uint32_t id, uint32_t h)
+{
+	return (uint64_t)h << 32 | id;
+}
+
 static uint32_t tree_find(const struct wsnap_builder *b, uint32_t parent,
 			  const char *name, size_t len)
 {
 	uint32_t h = tree_hash(b, parent, name, len);
-	uint32_t id = b->buckets[h & (b->nbuckets - 1)];
+	size_t mask = b->nbuckets - 1, i = h & mask;
 
-	for (; id; id = b->nodes[id - 1].hash_next) {
-		const struct wsnap_node *n = &b->nodes[id - 1];
+	for (;; i = (i + 1) & mask) {
+		uint64_t e = b->buckets[i];
+		const struct wsnap_node *n;
 
-		if (n->first_child == h && n->parent == parent &&
-		    n->name_off == len && memcmp(n->path, name, len) == 0)
-			return id;
+		if (!e)
+			return 0;
+		if ((uint32_t)(e >> 32) != h)
+			continue;
+		n = &b->nodes[(uint32_t)e - 1];
+		if (n->parent == parent && n->name_off == len &&
+		    memcmp(n->path, name, len) == 0)
+			return (uint32_t)e;
 	}
-	return 0;
+}
+
+/* Puts node id with hash h in the first free slot from its own. */
+static void tree_insert(uint64_t *slots, size_t mask, uint32_t id, uint32_t h)
+{
+	size_t i = h & mask;
+
+	while (slots[i])
+		i = (i + 1) & mask;
+	slots[i] = tree_slot(id, h);
 }
 
 static bool tree_rehash(struct wsnap_builder *b)
 {
 	size_t nb = b->nbuckets * 2, i;
-	uint32_t *bk = calloc(nb, sizeof(*bk));
+	uint64_t *bk = calloc(nb, sizeof(*bk));
 
 	if (!bk)
 		return false;
-	for (i = b->nnodes; i >= 2; i--) {
-		struct wsnap_node *n = &b->nodes[i - 1];
-		size_t slot = n->first_child & (nb - 1);
-
-		n->hash_next = bk[slot];
-		bk[slot] = (uint32_t)i;
-	}
+	for (i = 0; i < b->nbuckets; i++)
+		if (b->buckets[i])
+			tree_insert(bk, nb - 1, (uint32_t)b->buckets[i],
+				    (uint32_t)(b->buckets[i] >> 32));
 	free(b->buckets);
 	b->buckets = bk;
 	b->nbuckets = nb;
@@ -130,10 +155,9 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 {
 	uint32_t id = b->nnodes + 1, h = tree_hash(b, parent, name, len);
 	struct wsnap_node *n = &b->nodes[id - 1];
-	size_t slot;
 
-	/* load factor at most 1 */
-	if (id > b->nbuckets && !tree_rehash(b))
+	/* load factor at most 1/2 (the root has no slot) */
+	if (id > b->nbuckets / 2 && !tree_rehash(b))
 		return 0;
 	memset(n, 0, sizeof(*n));
 	n->path = wsnap_arena_dup(&b->tree_names, name, len);
@@ -142,11 +166,32 @@ static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
 	n->name_off = (uint32_t)len;
 	n->parent = parent;
 	n->first_child = h;
-	slot = h & (b->nbuckets - 1);
-	n->hash_next = b->buckets[slot];
-	b->buckets[slot] = id;
+	tree_insert(b->buckets, b->nbuckets - 1, id, h);
 	b->nnodes = id;
 	return id;
+}
+
+void wsnap_builder_prefetch(const struct wsnap_builder *b,
+			    const struct wsnap_raw_member *m)
+{
+	const char *name = m->name, *slash;
+	size_t len = m->name_len, dl;
+	uint32_t h;
+
+	while (len >= 2 && name[0] == '.' && name[1] == '/') {
+		name += 2;
+		len -= 2;
+	}
+	while (len && name[len - 1] == '/')
+		len--;
+	slash = len ? memrchr(name, '/', len) : NULL;
+	if (!slash || !b->cache_id || !b->buckets)
+		return;
+	dl = (size_t)(slash - name);
+	if (dl != b->cachelen || memcmp(b->cache, name, dl) != 0)
+		return;
+	h = tree_hash(b, b->cache_id, slash + 1, len - dl - 1);
+	__builtin_prefetch(&b->buckets[h & (b->nbuckets - 1)]);
 }
 
 /* Lifecycle */

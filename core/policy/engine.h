@@ -35,6 +35,16 @@ enum wsnap_status wsnap_builder_add(void *builder,
 				    struct wsnap_error *err);
 
 /*
+ * A hint, no more: asks the CPU to fetch the lookup-table slot that
+ * wsnap_builder_add of m will probe when m is a plain name in the same
+ * directory as the latest member (its parent is then known). Called a few
+ * members ahead (core/index/build.c), it hides the one cache miss of each
+ * new member. Changes nothing; m need not be valid for the builder.
+ */
+void wsnap_builder_prefetch(const struct wsnap_builder *b,
+			    const struct wsnap_raw_member *m);
+
+/*
  * The rest of the policy; on success *out is the index (with no data
  * descriptor: see wsnap_index_attach_data). The builder is freed in all
  * cases. Errors: WSNAP_REJECTED (symlink walk, phase two), WSNAP_IO.

@@ -70,7 +70,7 @@ struct wsnap_builder {
 	struct wsnap_node *nodes;
 	uint32_t nnodes;
 	size_t capnodes;
-	uint32_t *buckets;
+	uint64_t *buckets;	       /* hash << 32 | id, 0 empty (engine.c) */
 	size_t nbuckets;	       /* a power of two */
 	struct wsnap_arena tree_names; /* freed once frozen */
 	struct wsnap_arena strings;    /* raw member names kept as copies */

@@ -93,8 +93,17 @@ static bool rd_block_at(struct wsnap_reader *r, uint64_t pos,
 		memcpy(out, r->win + (pos - r->win_off), WSNAP_TAR_BLOCK);
 		return true;
 	}
-	if (!r->direct)
-		return false;
+	if (!r->direct) {
+		/* the walker reads headers in place in the decoded bytes
+		 * not yet taken, which start at stream_bytes - pend_len */
+		uint64_t off = r->stream_bytes - r->pend_len;
+
+		if (pos < off || r->pend_len < WSNAP_TAR_BLOCK ||
+		    pos - off > r->pend_len - WSNAP_TAR_BLOCK)
+			return false;
+		memcpy(out, r->pend + (pos - off), WSNAP_TAR_BLOCK);
+		return true;
+	}
 	do
 		n = pread(r->fd, out, WSNAP_TAR_BLOCK, (off_t)pos);
 	while (n < 0 && errno == EINTR);
@@ -103,7 +112,11 @@ static bool rd_block_at(struct wsnap_reader *r, uint64_t pos,
 
 enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r, struct archive *a)
 {
-	const char *msg = a ? archive_error_string(a) : NULL;
+	return wsnap_reader_fail_msg(r, a ? archive_error_string(a) : NULL);
+}
+
+enum wsnap_status wsnap_reader_fail_msg(struct wsnap_reader *r, const char *msg)
+{
 	unsigned char h[WSNAP_TAR_BLOCK];
 	uint64_t pos = r->next_hdr;
 	bool ended = r->direct || r->dec.eof;

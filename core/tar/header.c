@@ -20,7 +20,8 @@
  *    of them join, a number field they parse differently, a sparse map
  *    they lay out differently (GNU tar extracting it included: rd_run), a
  *    byte of an extension body's padding that is not zero, a long name
- *    without its NUL, a pax key after blanks (member.c checks the rest:
+ *    without its NUL, a pax key after blanks, GNU sparse entries in a GNU
+ *    header that is not 'S'  (member.c checks the rest:
  *    data behind members that are not regular files, names ending in '/'
  *    on regular files, where a sparse map ends);
  *  - numbers are read from the raw header where libarchive would saturate
@@ -663,6 +664,20 @@ static bool rd_names_agree(const struct wsnap_tar_scan *s)
 }
 
 /*
+ * GNU sparse entries in a GNU header that is not 'S': libarchive's
+ * header_gnutar reads them whatever the typeflag, so a '0' member with
+ * an offset in sparse[0] becomes a sparse file of the realsize to it,
+ * while tarfile and GNU tar read the plain file of the size field (found
+ * by hand: a '0' header, 3 bytes of data, a run {2, 3} and realsize 5 was
+ * a 5-byte file to wsnap and a 3-byte one to tarfile).
+ */
+static bool rd_gnu_stray_sparse(const unsigned char *h)
+{
+	return h[WSNAP_TAR_OFF(typeflag)] != WSNAP_TAR_GNU_SPARSE &&
+	       rd_is_gnu_magic(h) && h[WSNAP_TAR_OFF(gnu.sparse)] != '\0';
+}
+
+/*
  * Walks a member's header region: extension headers ('x', 'X', 'g', 'L',
  * 'K') with their bodies, then the main header; after it only GNU sparse
  * extension blocks or a pax 1.0 sparse map may follow. Returns false when
@@ -730,7 +745,7 @@ bool wsnap_tar_scan_region(const unsigned char *p, size_t len,
 		pos += WSNAP_TAR_BLOCK + (size_t)padded;
 	}
 	s->tail = len - pos;
-	if (!rd_names_agree(s))
+	if (!rd_names_agree(s) || rd_gnu_stray_sparse(s->main))
 		return false;
 	if (!rd_tar_number(s->main + WSNAP_TAR_OFF(size), WSNAP_TAR_LEN(size),
 			   &s->stored) ||

@@ -59,7 +59,7 @@ enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
 	return WSNAP_IO;
 }
 
-static void rd_progress(struct wsnap_reader *r, uint64_t done)
+void wsnap_reader_progress(struct wsnap_reader *r, uint64_t done)
 {
 	if (!r->opts->progress || done < r->next_progress)
 		return;
@@ -95,7 +95,7 @@ ssize_t wsnap_reader_input_read(struct wsnap_reader *r, unsigned char *buf,
 	}
 	r->in_pos += got;
 	r->input_bytes += got;
-	rd_progress(r, r->in_pos);
+	wsnap_reader_progress(r, r->in_pos);
 	return (ssize_t)got;
 }
 
@@ -112,6 +112,9 @@ static bool rd_window_prepare(struct wsnap_reader *r, struct archive *inner,
 
 	if (r->in_header) {
 		int64_t hp = archive_read_header_position(inner);
+
+		if (hp >= 0)
+			hp += r->la_shift;
 
 		if (hp >= 0 && (uint64_t)hp < r->win_off)
 			r->region_lost = true;
@@ -142,8 +145,7 @@ static bool rd_window_prepare(struct wsnap_reader *r, struct archive *inner,
 	return true;
 }
 
-/* Whether the read was cancelled (reader.h); records it as an I/O error. */
-static bool rd_cancelled(struct wsnap_reader *r)
+bool wsnap_reader_cancelled(struct wsnap_reader *r)
 {
 	if (!r->opts->cancel ||
 	    !atomic_load_explicit(r->opts->cancel, memory_order_relaxed))
@@ -152,13 +154,40 @@ static bool rd_cancelled(struct wsnap_reader *r)
 	return true;
 }
 
+/*
+ * After a hand-over (tar_private.h): the dummy block first, then the
+ * window's bytes that the walker read and libarchive has not had. True
+ * when one of them is the client buffer (*n bytes at *buf).
+ */
+static bool rd_handover_read(struct wsnap_reader *r, const void **buf,
+			     la_ssize_t *n)
+{
+	if (r->la_dummy) {
+		r->la_dummy = false;
+		*buf = r->dummy;
+		*n = (la_ssize_t)r->dummy_len;
+		return true;
+	}
+	if (r->replay) {
+		*buf = r->win + (r->win_len - r->replay);
+		*n = (la_ssize_t)r->replay;
+		r->replay = 0;
+		return true;
+	}
+	return false;
+}
+
 /* Direct layout: the inner reader's read callback. */
 static la_ssize_t rd_direct_read(struct archive *a, void *ctx, const void **buf)
 {
 	struct wsnap_reader *r = ctx;
+	la_ssize_t hn;
 	ssize_t n;
 
-	if (rd_cancelled(r) || !rd_window_prepare(r, a, RD_DIRECT_CHUNK))
+	if (rd_handover_read(r, buf, &hn))
+		return hn;
+	if (wsnap_reader_cancelled(r) ||
+	    !rd_window_prepare(r, a, RD_DIRECT_CHUNK))
 		return ARCHIVE_FATAL;
 	n = wsnap_reader_input_read(r, r->win + r->win_len, RD_DIRECT_CHUNK);
 	if (n < 0)
@@ -188,14 +217,14 @@ static la_int64_t rd_direct_skip(struct archive *a, void *ctx,
 	r->in_pos += n;
 	r->win_off = r->in_pos;
 	r->win_len = 0;
-	rd_progress(r, r->in_pos);
+	wsnap_reader_progress(r, r->in_pos);
 	return (la_int64_t)n;
 }
 
-static bool rd_spill_write(struct wsnap_reader *r, const unsigned char *p,
-			   size_t len)
+bool wsnap_reader_spill(struct wsnap_reader *r, const unsigned char *p,
+			size_t len)
 {
-	while (len > 0) {
+	while (r->spill_fd >= 0 && len > 0) {
 		ssize_t n = write(r->spill_fd, p, len);
 
 		if (n < 0 && errno == EINTR)
@@ -218,16 +247,20 @@ static bool rd_spill_write(struct wsnap_reader *r, const unsigned char *p,
 static la_ssize_t rd_piped_read(struct archive *a, void *ctx, const void **buf)
 {
 	struct wsnap_reader *r = ctx;
+	la_ssize_t hn;
 	size_t n;
 
-	if (rd_cancelled(r) || !rd_window_prepare(r, a, RD_PIPED_CHUNK))
+	if (rd_handover_read(r, buf, &hn))
+		return hn;
+	if (wsnap_reader_cancelled(r) ||
+	    !rd_window_prepare(r, a, RD_PIPED_CHUNK))
 		return ARCHIVE_FATAL;
 	if (!wsnap_decoder_next(r))
 		return ARCHIVE_FATAL;
 	n = r->pend_len < RD_PIPED_CHUNK ? r->pend_len : RD_PIPED_CHUNK;
 	if (n) {
 		memcpy(r->win + r->win_len, r->pend, n);
-		if (r->spill_fd >= 0 && !rd_spill_write(r, r->pend, n))
+		if (!wsnap_reader_spill(r, r->pend, n))
 			return ARCHIVE_FATAL;
 		r->pend += n;
 		r->pend_len -= n;

@@ -233,6 +233,104 @@ static const char *rd_data_what(enum wsnap_raw_type type)
 	}
 }
 
+enum wsnap_status wsnap_reader_check_member(
+	struct wsnap_reader *r, const struct wsnap_tar_scan *s,
+	const char *name, int64_t esize, int64_t hp, int64_t fb,
+	struct wsnap_raw_member *m, uint64_t *data_end, bool *have_mtime)
+{
+	uint64_t skip;
+	char tf;
+
+	if (!name || esize < 0 ||
+	    s->stored > (uint64_t)INT64_MAX - (uint64_t)fb)
+		return wsnap_reader_invalid(
+			r, "no name or a bad size in the header at byte %lld",
+			(long long)hp);
+
+	memset(m, 0, sizeof(*m));
+	tf = (char)s->main[WSNAP_TAR_OFF(typeflag)];
+	m->name = name;
+	m->name_len = strlen(name);
+	m->typeflag = tf;
+	m->type = rd_classify(tf, s->main);
+	/*
+	 * A regular file whose name ends in '/' (typeflag '0', '7', 'S', or
+	 * NUL with the '/' from a long name, a pax path or the prefix):
+	 * libarchive and GNU tar make it a directory, tarfile (which looks
+	 * at a NUL typeflag's name field only) a regular file.
+	 */
+	if (m->type == WSNAP_RAW_FILE && m->name_len &&
+	    name[m->name_len - 1] == '/')
+		return rd_differ(r, name,
+				 "a regular file whose name ends in "
+				 "'/'");
+	skip = rd_tarfile_skip(tf, m->type, s);
+	/*
+	 * But for a regular file (whose size is the logical one),
+	 * libarchive's size is what it will skip: it must be tarfile's,
+	 * known before the policy sees the member. Where it is not the
+	 * whole story, the position after the skip tells (data_end).
+	 */
+	if (!rd_data_agree(tf, m->type, s))
+		return rd_differ(r, name, rd_data_what(m->type));
+	if (m->type != WSNAP_RAW_FILE && (uint64_t)esize != skip)
+		return rd_differ(r, name,
+				 "libarchive skips other data than "
+				 "tarfile");
+	*data_end = (uint64_t)fb + skip;
+	*data_end += -*data_end & (WSNAP_TAR_BLOCK - 1);
+	m->data_offset = (uint64_t)fb;
+	m->ext_bytes = (uint64_t)(fb - hp) - WSNAP_TAR_BLOCK;
+	*have_mtime = true;
+	if (s->pax.has_mtime) {
+		/* our own reading: libarchive's is wrong before 1970 */
+		m->mtime_sec = s->pax.mtime_sec;
+		m->mtime_nsec = s->pax.mtime_nsec;
+	} else if (r->global.has_mtime) {
+		/* libarchive ignores global headers; tarfile applies them */
+		m->mtime_sec = r->global.mtime_sec;
+		m->mtime_nsec = r->global.mtime_nsec;
+	} else {
+		*have_mtime = false; /* the caller's: the header's */
+	}
+	if (m->type == WSNAP_RAW_FILE)
+		m->size = (uint64_t)esize;
+	return WSNAP_OK;
+}
+
+enum wsnap_status wsnap_reader_check_link(struct wsnap_reader *r,
+					  struct wsnap_raw_member *m,
+					  const char *linkname)
+{
+	m->linkname = linkname ? linkname : "";
+	m->linkname_len = strlen(m->linkname);
+	/*
+	 * A symlink without a target: libarchive reports none at all,
+	 * tarfile an empty one, and no filesystem can hold it (symlink(2)
+	 * fails with ENOENT): not a readable member.
+	 */
+	if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
+		return rd_differ(r, m->name, "a symlink without a target");
+	return WSNAP_OK;
+}
+
+enum wsnap_status wsnap_reader_region_invalid(struct wsnap_reader *r,
+					      const struct wsnap_tar_scan *s,
+					      const char *name, int64_t hp)
+{
+	if (s->why)
+		return wsnap_reader_invalid(
+			r, "pax record '%.*s' of member '%.*s' %s",
+			s->why_key_len > 64 ? 64 : (int)s->why_key_len,
+			(const char *)s->why_key, WSNAP_READER_NAME_MAX,
+			name ? name : "", s->why);
+	return wsnap_reader_invalid(r,
+				    "malformed or ambiguous headers of member "
+				    "'%.*s' at byte %lld",
+				    WSNAP_READER_NAME_MAX, name ? name : "",
+				    (long long)hp);
+}
+
 /*
  * Builds the raw member of the entry libarchive just returned, from its
  * header region [hp, fb), and sets *data_end to where tarfile reads the
@@ -248,10 +346,13 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 	int64_t fb = archive_filter_bytes(inner, 0);
 	struct wsnap_tar_scan s;
 	const char *name = archive_entry_pathname(e);
-	la_int64_t esize = archive_entry_size(e);
-	uint64_t skip;
-	char tf;
+	enum wsnap_status st;
+	bool have_mtime;
 
+	if (hp >= 0)
+		hp += r->la_shift;
+	if (fb >= 0)
+		fb += r->la_shift;
 	if (r->region_lost || r->too_big || hp < 0 || fb < hp ||
 	    (uint64_t)hp < r->win_off ||
 	    (uint64_t)fb > r->win_off + r->win_len ||
@@ -262,75 +363,20 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 			"bytes, or could not be kept",
 			(long long)hp, (unsigned)WSNAP_READER_MAX_HEADER_BYTES);
 	if (!wsnap_tar_scan_region(r->win + (hp - (int64_t)r->win_off),
-				   (size_t)(fb - hp), &r->global, &s)) {
-		if (s.why)
-			return wsnap_reader_invalid(
-				r, "pax record '%.*s' of member '%.*s' %s",
-				s.why_key_len > 64 ? 64 : (int)s.why_key_len,
-				(const char *)s.why_key, WSNAP_READER_NAME_MAX,
-				name ? name : "", s.why);
-		return wsnap_reader_invalid(
-			r,
-			"malformed or ambiguous headers of member '%.*s' at "
-			"byte %lld",
-			WSNAP_READER_NAME_MAX, name ? name : "", (long long)hp);
-	}
-	if (!name || esize < 0 || s.stored > (uint64_t)INT64_MAX - (uint64_t)fb)
-		return wsnap_reader_invalid(
-			r, "no name or a bad size in the header at byte %lld",
-			(long long)hp);
-
-	memset(m, 0, sizeof(*m));
-	tf = (char)s.main[WSNAP_TAR_OFF(typeflag)];
-	m->name = name;
-	m->name_len = strlen(name);
-	m->typeflag = tf;
-	m->type = rd_classify(tf, s.main);
-	/*
-	 * A regular file whose name ends in '/' (typeflag '0', '7', 'S', or
-	 * NUL with the '/' from a long name, a pax path or the prefix):
-	 * libarchive and GNU tar make it a directory, tarfile (which looks
-	 * at a NUL typeflag's name field only) a regular file.
-	 */
-	if (m->type == WSNAP_RAW_FILE && m->name_len &&
-	    name[m->name_len - 1] == '/')
-		return rd_differ(r, name,
-				 "a regular file whose name ends in "
-				 "'/'");
-	skip = rd_tarfile_skip(tf, m->type, &s);
-	/*
-	 * But for a regular file (whose size is the logical one),
-	 * libarchive's size is what it will skip: it must be tarfile's,
-	 * known before the policy sees the member. Where it is not the
-	 * whole story, the position after the skip tells (data_end).
-	 */
-	if (!rd_data_agree(tf, m->type, &s))
-		return rd_differ(r, name, rd_data_what(m->type));
-	if (m->type != WSNAP_RAW_FILE && (uint64_t)esize != skip)
-		return rd_differ(r, name,
-				 "libarchive skips other data than "
-				 "tarfile");
-	*data_end = (uint64_t)fb + skip;
-	*data_end += -*data_end & (WSNAP_TAR_BLOCK - 1);
+				   (size_t)(fb - hp), &r->global, &s))
+		return wsnap_reader_region_invalid(r, &s, name, hp);
+	st = wsnap_reader_check_member(r, &s, name, archive_entry_size(e), hp,
+				       fb, m, data_end, &have_mtime);
+	if (st != WSNAP_OK)
+		return st;
 	m->mode = (uint32_t)archive_entry_perm(e) & 07777;
-	m->data_offset = (uint64_t)fb;
-	m->ext_bytes = (uint64_t)(fb - hp) - WSNAP_TAR_BLOCK;
-	if (s.pax.has_mtime) {
-		/* our own reading: libarchive's is wrong before 1970 */
-		m->mtime_sec = s.pax.mtime_sec;
-		m->mtime_nsec = s.pax.mtime_nsec;
-	} else if (r->global.has_mtime) {
-		/* libarchive ignores global headers; tarfile applies them */
-		m->mtime_sec = r->global.mtime_sec;
-		m->mtime_nsec = r->global.mtime_nsec;
-	} else {
+	if (!have_mtime) {
 		m->mtime_sec = archive_entry_mtime(e);
 		m->mtime_nsec = (uint32_t)archive_entry_mtime_nsec(e);
 	}
 
 	switch (m->type) {
 	case WSNAP_RAW_FILE:
-		m->size = (uint64_t)esize;
 		if (!rd_sparse_map(r, e, m->size, s.stored - s.map, &s.runs, m))
 			return r->io_failed ? WSNAP_IO
 					    : rd_differ(r, name,
@@ -339,21 +385,9 @@ static enum wsnap_status rd_member(struct wsnap_reader *r,
 							"end at the size");
 		break;
 	case WSNAP_RAW_SYMLINK:
+		return wsnap_reader_check_link(r, m, archive_entry_symlink(e));
 	case WSNAP_RAW_HARDLINK:
-		m->linkname = m->type == WSNAP_RAW_SYMLINK
-				      ? archive_entry_symlink(e)
-				      : archive_entry_hardlink(e);
-		if (!m->linkname)
-			m->linkname = "";
-		m->linkname_len = strlen(m->linkname);
-		/*
-		 * A symlink without a target: libarchive reports none at
-		 * all, tarfile an empty one, and no filesystem can hold it
-		 * (symlink(2) fails with ENOENT): not a readable member.
-		 */
-		if (m->type == WSNAP_RAW_SYMLINK && !m->linkname_len)
-			return rd_differ(r, name, "a symlink without a target");
-		break;
+		return wsnap_reader_check_link(r, m, archive_entry_hardlink(e));
 	default:
 		break;
 	}
@@ -366,8 +400,21 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 				       wsnap_reader_fn fn, void *ctx)
 {
 	bool first = true;
-	uint64_t data_end = 0;
+	uint64_t data_end = 0, here = 0; /* members read by this call */
 
+	if (r->handed) {
+		/* handed over by the walker: the stream starts with our
+		 * own dummy headers (walker.c), no member; the real stream
+		 * follows at la_shift + dummy_len */
+		struct archive_entry *e;
+
+		r->in_header = true;
+		if (archive_read_next_header(inner, &e) != ARCHIVE_OK)
+			return wsnap_reader_fail(r, inner);
+		r->in_header = false;
+		data_end = (uint64_t)(r->la_shift + (int64_t)r->dummy_len);
+		first = false;
+	}
 	for (;;) {
 		struct archive_entry *e;
 		struct wsnap_raw_member m;
@@ -380,12 +427,19 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 		if (!first) {
 			if (archive_read_data_skip(inner) != ARCHIVE_OK)
 				return wsnap_reader_fail(r, inner);
-			if ((uint64_t)archive_filter_bytes(inner, 0) !=
-			    data_end)
+			if ((uint64_t)(archive_filter_bytes(inner, 0) +
+				       r->la_shift) != data_end)
 				return rd_differ(r, r->last_name,
 						 "libarchive and tarfile end "
 						 "its data at different "
 						 "bytes");
+			/* the walker takes over again where it can */
+			if (r->handed && here &&
+			    wsnap_walker_can_resume(r, inner, data_end)) {
+				r->back = true;
+				r->back_at = data_end;
+				return WSNAP_OK;
+			}
 		}
 		first = false;
 		r->in_header = true;
@@ -401,6 +455,7 @@ enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 		if (st != WSNAP_OK)
 			return st;
 		r->members++;
+		here++;
 		r->next_hdr = data_end;
 		wsnap_reader_keep_name(r, m.name, m.name_len);
 		st = fn(ctx, &m, r->err);

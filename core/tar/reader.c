@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tar reader (reader.h): libarchive's tar parser, fed through our own
- * read callbacks so that the raw header bytes of every member can be seen.
- * This file drives one read: it opens the input, lets input.c choose the
- * layout, has member.c read the members and input.c drain the rest, and
- * hands back the result. Where the rest is:
+ * The tar reader (reader.h): our own walk of plain header blocks
+ * (walker.c), and libarchive's tar parser for every other member, fed
+ * through our own read callbacks so that the raw header bytes of every
+ * member can be seen. This file drives one read: it opens the input, lets
+ * input.c choose the layout, has walker.c and then, from the first member
+ * the walker hands over, member.c read the members, and input.c drain the
+ * rest, and hands back the result. Where the rest is:
  *  - input.c: the direct and piped layouts, the window over the stream,
  *    libarchive's read callbacks, the spill file, the bound on what
  *    follows the end-of-archive marker;
@@ -12,7 +14,9 @@
  *    rest) and the checks of a compressed stream's end (gzip CRC-32 and
  *    length, zero padding only);
  *  - header.c: the walk of each member's raw header region;
- *  - member.c: the struct wsnap_raw_member of each entry;
+ *  - walker.c: the members libarchive would read as plain ones, and the
+ *    hand-over of the rest to libarchive;
+ *  - member.c: the struct wsnap_raw_member of each libarchive entry;
  *  - tar_private.h: the state of one read, which they share.
  *
  * Invariants:
@@ -38,6 +42,16 @@
 
 #include "seek.h"
 
+/* Whether the walker reads the plain members: unless libarchive is to
+ * read them all (reader.h, libarchive_only). */
+static bool rd_use_walker(const struct wsnap_reader_opts *opts)
+{
+	const char *env = getenv("WSNAP_READER");
+
+	return !opts->libarchive_only &&
+	       !(env && strcmp(env, "libarchive") == 0);
+}
+
 static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 				void *ctx, struct wsnap_reader_result *res)
 {
@@ -62,18 +76,45 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 	if (st != WSNAP_OK)
 		return st;
 
-	st = wsnap_reader_inner_open(r, &inner);
-	if (st == WSNAP_OK)
-		st = wsnap_reader_members(r, inner, fn, ctx);
+	if (rd_use_walker(r->opts)) {
+		uint64_t pos = 0;
+
+		/* the walker, libarchive for what it hands over, the walker
+		 * again from where libarchive hands the stream back */
+		for (;;) {
+			st = wsnap_walker_run(r, fn, ctx, &pos);
+			if (st != WSNAP_OK)
+				return st;
+			if (!r->handed) {
+				tar_end = (la_int64_t)pos;
+				goto drain;
+			}
+			st = wsnap_reader_inner_open(r, &inner);
+			if (st == WSNAP_OK)
+				st = wsnap_reader_members(r, inner, fn, ctx);
+			if (st != WSNAP_OK || !r->back)
+				break;
+			archive_read_free(inner);
+			inner = NULL;
+			pos = r->back_at;
+		}
+	} else {
+		st = wsnap_reader_inner_open(r, &inner);
+		if (st == WSNAP_OK)
+			st = wsnap_reader_members(r, inner, fn, ctx);
+	}
 	/* where the end-of-archive marker ends: what libarchive consumed */
 	if (st == WSNAP_OK)
 		tar_end = archive_filter_bytes(inner, 0);
+	if (st == WSNAP_OK && tar_end >= 0)
+		tar_end += r->la_shift;
 	if (inner)
 		archive_read_free(inner);
 	if (st != WSNAP_OK)
 		return st;
 	if (tar_end < 0)
 		return wsnap_reader_invalid(r, "tar stream of unknown length");
+drain:
 	st = wsnap_reader_drain(r, (uint64_t)tar_end);
 	if (st != WSNAP_OK)
 		return st;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tar reader: walks every header of an archive once, through libarchive,
- * and hands each member to a callback as a struct wsnap_raw_member. It knows
+ * The tar reader: walks every header of an archive once (plain members by
+ * itself, every other member through libarchive: reader.c) and hands each
+ * member to a callback as a struct wsnap_raw_member. It knows
  * tar and compression, not the policy: stream rules (policy.md section 5,
  * first two bullets, and the last) are enforced here, everything else by the
  * callback (the index builder).
@@ -148,6 +149,14 @@ struct wsnap_reader_opts {
 	 * decoded bytes its span cache keeps (0: WSNAP_SEEK_CACHE_DEFAULT,
 	 * 64 MiB) */
 	size_t span_cache_bytes;
+	/*
+	 * Tests and the differential fuzz target only: read every header
+	 * through libarchive (the oracle the walker is checked against)
+	 * instead of walking plain members ourselves (same outcome). The
+	 * environment variable WSNAP_READER=libarchive does the same for a
+	 * whole process.
+	 */
+	bool libarchive_only;
 };
 
 struct wsnap_seek_table;

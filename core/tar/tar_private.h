@@ -93,6 +93,29 @@ struct wsnap_reader {
 	struct wsnap_error *err;
 	bool io_failed;
 
+	/*
+	 * Hand-over from the walker (walker.c) to libarchive: libarchive's
+	 * stream is our dummy header blocks (dummy_len bytes), then the
+	 * stream from la_shift + dummy_len on, so stream offset =
+	 * libarchive's + la_shift. la_dummy: the read callback still owes
+	 * the dummy; replay: the last bytes of the window, which the walker
+	 * read but libarchive has not had yet (handed over as the next
+	 * client buffer). All 0 when libarchive reads from the start.
+	 * back: libarchive has read a member and handed the stream back to
+	 * the walker at back_at. la_pax: libarchive's format state says a
+	 * pax header was seen (walker.c: the dummy then starts with an
+	 * empty 'g' header to keep it so).
+	 */
+	bool handed;
+	bool la_dummy;
+	bool back;
+	bool la_pax;
+	unsigned char dummy[2 * WSNAP_TAR_BLOCK];
+	size_t dummy_len;
+	int64_t la_shift;
+	size_t replay;
+	uint64_t back_at;
+
 	/* attributes of the global pax headers seen so far */
 	struct wsnap_tar_pax global;
 
@@ -125,6 +148,11 @@ enum wsnap_status wsnap_reader_io(struct wsnap_reader *r, int errnum,
  */
 enum wsnap_status wsnap_reader_fail(struct wsnap_reader *r, struct archive *a);
 
+/* The same with libarchive's message msg (NULL: none), for the walker
+ * (walker.c), which says what libarchive would. */
+enum wsnap_status wsnap_reader_fail_msg(struct wsnap_reader *r,
+					const char *msg);
+
 /* Records an invalid stream with the detail built from fmt; returns
  * WSNAP_REJECTED. */
 enum wsnap_status wsnap_reader_invalid(struct wsnap_reader *r, const char *fmt,
@@ -147,6 +175,18 @@ void wsnap_reader_keep_name(struct wsnap_reader *r, const char *name,
  * kept. */
 void wsnap_reader_keep_head(unsigned char *dst, size_t *dst_len,
 			    const unsigned char *p, size_t n);
+
+/* Reports progress at position done of the input (now and then). */
+void wsnap_reader_progress(struct wsnap_reader *r, uint64_t done);
+
+/* Whether the read was cancelled (reader.h); records it as an I/O
+ * error. */
+bool wsnap_reader_cancelled(struct wsnap_reader *r);
+
+/* Piped layout: writes n decoded bytes at p to the spill file, if any.
+ * Errors (recorded): false. */
+bool wsnap_reader_spill(struct wsnap_reader *r, const unsigned char *p,
+			size_t n);
 
 /* Reads up to len bytes of the input at in_pos (pread for a regular file,
  * read otherwise); fills the buffer unless the input ends. Returns the
@@ -225,5 +265,59 @@ struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r);
 enum wsnap_status wsnap_reader_members(struct wsnap_reader *r,
 				       struct archive *inner,
 				       wsnap_reader_fn fn, void *ctx);
+
+/*
+ * The parts of a member that do not depend on who parsed its headers
+ * (libarchive's entry or the walker): with the header region walked
+ * (s), the name and the size libarchive reports (esize), the region
+ * [hp, fb): the checks of member.c's invariants, then *m filled but for
+ * mode, the header's mtime (*have_mtime false: the caller sets it),
+ * the link target and the sparse map; *data_end is where tarfile reads
+ * the next header. Errors: an invalid stream.
+ */
+enum wsnap_status wsnap_reader_check_member(
+	struct wsnap_reader *r, const struct wsnap_tar_scan *s,
+	const char *name, int64_t esize, int64_t hp, int64_t fb,
+	struct wsnap_raw_member *m, uint64_t *data_end, bool *have_mtime);
+
+/* Sets the link target of a symlink or hardlink m (NULL: empty); a
+ * symlink without one is an invalid stream. */
+enum wsnap_status wsnap_reader_check_link(struct wsnap_reader *r,
+					  struct wsnap_raw_member *m,
+					  const char *linkname);
+
+/* The invalid stream of a header region wsnap_tar_scan_region refused
+ * (s as it left it) of the member named name at hp. */
+enum wsnap_status wsnap_reader_region_invalid(struct wsnap_reader *r,
+					      const struct wsnap_tar_scan *s,
+					      const char *name, int64_t hp);
+
+/* ---- walker.c ----------------------------------------------------------- */
+
+/*
+ * Reads the members of the (decoded) stream from *pos (0: its start; else
+ * where libarchive handed it back, r->back_at) by walking the header
+ * blocks itself, as long as each is one libarchive would read as a plain
+ * member (walker.c). Returns WSNAP_OK with *pos at the end of the
+ * archive, or WSNAP_OK with r->handed set when a header needs libarchive:
+ * the caller then opens the inner reader (which starts at that header)
+ * and reads on with wsnap_reader_members. Else the callback's status
+ * unchanged, or the error met (invalid stream, WSNAP_IO).
+ */
+enum wsnap_status wsnap_walker_run(struct wsnap_reader *r, wsnap_reader_fn fn,
+				   void *ctx, uint64_t *pos);
+
+/*
+ * Whether the walker can take the stream back at pos, where libarchive
+ * has just finished a member: the next header block is in the window and
+ * is a plain one. inner is libarchive's reader (its format state).
+ */
+bool wsnap_walker_can_resume(struct wsnap_reader *r, struct archive *inner,
+			     uint64_t pos);
+
+/* Writes the dummy header blocks libarchive is handed first after a
+ * hand-over into r->dummy (r->dummy_len bytes): a ustar directory "./"
+ * of size 0, after an empty 'g' header when r->la_pax. */
+void wsnap_walker_dummy(struct wsnap_reader *r);
 
 #endif

@@ -3057,6 +3057,200 @@ static void test_reader_unreadable_input_is_io(void **state)
 	run_release(&run);
 }
 
+/*
+ * The walker (core/tar/walker.c) reads plain members and hands the rest
+ * over to libarchive at the first one that is not: members on both sides
+ * of a hand-over, from a file, a pipe and a compressed stream, with the
+ * mode bits above 0777 kept. (This test also runs as
+ * test_reader_libarchive, every header through libarchive.)
+ */
+static void test_reader_walker_hand_over(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	size_t len, zlen;
+	unsigned char *tar, *z;
+	struct run run;
+	int s, k;
+
+	(void)state;
+	ts_add_raw_member(a, "one", '0', 04755, "first", 5, NULL);
+	add_pax_member(a, "path", "p/long", 6, "fake", '0', "xyz", 3, NULL);
+	ts_add_raw_member(a, "two", '0', 01644, "second!", 7, NULL);
+	ts_add_raw_member(a, "three", '2', 0777, NULL, 0, "one");
+	tar = ts_archive_finish(a, 1, &len);
+	z = ts_compress(tar, len, "gzip", &zlen);
+	for (k = 0; k < 2; k++) {
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			run_bytes(&run, k ? z : tar, k ? zlen : len,
+				  (enum src)s, true);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, 4);
+			assert_string_equal(run.rec.m[0].name, "one");
+			assert_int_equal(run.rec.m[0].mode, 04755);
+			assert_int_equal(run.rec.m[0].size, 5);
+			assert_int_equal(run.rec.m[0].data_offset,
+					 WSNAP_TAR_BLOCK);
+			assert_data_at(run.res.data_fd, WSNAP_TAR_BLOCK,
+				       "first", 5);
+			assert_string_equal(run.rec.m[1].name, "p/long");
+			assert_int_equal(run.rec.m[1].data_offset,
+					 5 * WSNAP_TAR_BLOCK);
+			assert_int_equal(run.rec.m[1].ext_bytes,
+					 2 * WSNAP_TAR_BLOCK);
+			assert_string_equal(run.rec.m[2].name, "two");
+			assert_int_equal(run.rec.m[2].mode, 01644);
+			assert_int_equal(run.rec.m[2].data_offset,
+					 7 * WSNAP_TAR_BLOCK);
+			assert_data_at(run.res.data_fd, 7 * WSNAP_TAR_BLOCK,
+				       "second!", 7);
+			assert_string_equal(run.rec.m[3].name, "three");
+			assert_int_equal(run.rec.m[3].type, WSNAP_RAW_SYMLINK);
+			assert_string_equal(run.rec.m[3].link, "one");
+			assert_int_equal(run.res.stream_bytes, len);
+			run_release(&run);
+		}
+	}
+	free(z);
+	free(tar);
+}
+
+/*
+ * libarchive bids on the first block of a stream with stricter rules than
+ * its header reader has for the blocks after it: a typeflag that is no
+ * digit or letter, or a number field with a tab in it, is no tar stream
+ * at the start, but a member further on. The walker bids the same way
+ * at the start; after a member it hands such a header to libarchive,
+ * behind a dummy header, so that the bid never sees it.
+ */
+static void test_reader_walker_first_block_bid(void **state)
+{
+	static const struct {
+		char tf;
+		const char *mode; /* NULL: the writer's */
+	} cases[] = {{'!', NULL}, {'0', "0000644\t"}};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		unsigned char h[WSNAP_TAR_BLOCK];
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+		struct run run;
+		size_t len;
+
+		ts_raw_header(h, "odd", cases[i].tf, 0644, 0, NULL);
+		if (cases[i].mode)
+			memcpy(h + WSNAP_TAR_OFF(mode), cases[i].mode,
+			       WSNAP_TAR_LEN(mode));
+		ts_raw_checksum(h);
+		ts_add_raw(a, h, sizeof(h));
+		tar = ts_archive_finish(a, 1, &len);
+		expect_invalid(tar, len);
+		free(tar);
+
+		a = ts_archive_new();
+		ts_add_raw_member(a, "first", '0', 0644, "1", 1, NULL);
+		ts_add_raw(a, h, sizeof(h));
+		tar = ts_archive_finish(a, 1, &len);
+		run_bytes(&run, tar, len, SRC_MEMFD, false);
+		assert_int_equal(run.st, WSNAP_OK);
+		assert_int_equal(run.rec.n, 2);
+		assert_string_equal(run.rec.m[1].name, "odd");
+		assert_int_equal(run.rec.m[1].typeflag, cases[i].tf);
+		assert_int_equal(run.rec.m[1].mode, 0644);
+		run_release(&run);
+		free(tar);
+	}
+}
+
+/*
+ * libarchive's guess whether a ustar hardlink's size field counts depends
+ * on whether it has seen a pax header anywhere before (then it does, and
+ * tarfile, which skips no data for hardlinks, reads on elsewhere: refused)
+ * and otherwise on the block itself (then it does not). The walker hands
+ * such a hardlink to libarchive, and when libarchive has read pax members
+ * earlier and handed the stream back to the walker, the next hand-over
+ * must leave libarchive in the same state (the dummy's empty 'g' header).
+ */
+static void test_reader_walker_keeps_pax_state(void **state)
+{
+	int pax;
+
+	(void)state;
+	for (pax = 0; pax < 2; pax++) {
+		unsigned char h[WSNAP_TAR_BLOCK];
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+		struct run run;
+		size_t len;
+
+		if (pax)
+			add_pax_member(a, "path", "p", 1, "fake", '0', "x", 1,
+				       NULL);
+		ts_add_raw_member(a, "plain", '0', 0644, "y", 1, NULL);
+		ts_raw_header(h, "hl", '1', 0644, 5, "plain");
+		ts_add_raw(a, h, sizeof(h));
+		ts_add_raw_member(a, "after", '0', 0644, "z", 1, NULL);
+		tar = ts_archive_finish(a, 1, &len);
+		if (pax) {
+			expect_invalid(tar, len);
+		} else {
+			run_bytes(&run, tar, len, SRC_MEMFD, false);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, 3);
+			assert_int_equal(run.rec.m[1].type, WSNAP_RAW_HARDLINK);
+			assert_string_equal(run.rec.m[2].name, "after");
+			run_release(&run);
+		}
+		free(tar);
+	}
+}
+
+/*
+ * Regression: a GNU header that is not 'S' but has sparse entries (and a
+ * realsize) was a sparse file to libarchive, so to wsnap, and the plain
+ * file of the size field to tarfile and GNU tar: now an invalid stream.
+ * The same member without the entries stays a plain file.
+ */
+static void test_reader_gnu_sparse_fields_on_plain_file(void **state)
+{
+	int stray;
+
+	(void)state;
+	for (stray = 0; stray < 2; stray++) {
+		unsigned char h[WSNAP_TAR_BLOCK];
+		const uint64_t run[2] = {2, 3};
+		struct ts_archive *a = ts_archive_new();
+		unsigned char *tar;
+		struct run r;
+		size_t len;
+
+		ts_raw_header(h, "a.txt", '0', 0644, 3, NULL);
+		memcpy(h + WSNAP_TAR_OFF(magic), WSNAP_TAR_GNU_MAGIC,
+		       WSNAP_TAR_MAGIC_LEN);
+		if (stray) {
+			put_sparse_entry(h + WSNAP_TAR_OFF(gnu.sparse), run);
+			put_octal(h + WSNAP_TAR_OFF(gnu.realsize),
+				  WSNAP_TAR_LEN(gnu.realsize), 5);
+		}
+		ts_raw_checksum(h);
+		ts_add_raw(a, h, sizeof(h));
+		add_padded(a, "abc", 3);
+		tar = ts_archive_finish(a, 1, &len);
+		if (stray) {
+			expect_invalid(tar, len);
+		} else {
+			run_bytes(&r, tar, len, SRC_MEMFD, false);
+			assert_int_equal(r.st, WSNAP_OK);
+			assert_int_equal(r.rec.n, 1);
+			assert_int_equal(r.rec.m[0].size, 3);
+			assert_int_equal(r.rec.m[0].nsparse, 0);
+			run_release(&r);
+		}
+		free(tar);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -3112,6 +3306,10 @@ int main(void)
 		cmocka_unit_test(test_reader_zstd_window_limit),
 		cmocka_unit_test(test_reader_callback_error_is_returned),
 		cmocka_unit_test(test_reader_unreadable_input_is_io),
+		cmocka_unit_test(test_reader_walker_hand_over),
+		cmocka_unit_test(test_reader_walker_first_block_bid),
+		cmocka_unit_test(test_reader_walker_keeps_pax_state),
+		cmocka_unit_test(test_reader_gnu_sparse_fields_on_plain_file),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
