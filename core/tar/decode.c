@@ -2,18 +2,23 @@
 /*
  * The decompressors of the piped layout (tar_private.h, "decode.c"): how
  * the input becomes the decoded tar stream that input.c hands to the tar
- * parser. Two decoders behind one interface:
+ * parser. Three decoders behind one interface:
  *  - xz: liblzma, run here, because libarchive's xz filter gives liblzma
  *    no memory limit (a block header may declare a 4 GiB dictionary). The
  *    decoder has WSNAP_READER_XZ_MEMLIMIT; beyond it, and for any corrupt
  *    stream or check, the stream is invalid. LZMA_CONCATENATED: several
  *    streams and the stream padding between and after them are one
  *    stream, which liblzma reads to the end of the input;
- *  - everything else: an "outer" libarchive reader (gzip, bzip2, zstd and
- *    lz4 filters, then the raw format; "none" for a plain pipe). zstd runs
- *    with libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
- *    libarchive does not check the gzip trailer, so its CRC-32 and length
- *    are checked here, and only zero padding may follow the stream.
+ *    (decode_xzidx.c then takes the blocks of a regular file from its
+ *    indexes, as restart points);
+ *  - zstd (by the frame magic): libzstd, in decode_zstd.c, which records
+ *    every frame as a restart point, with libzstd's default window limit
+ *    (WSNAP_READER_ZSTD_WINDOW_MAX);
+ *  - everything else: an "outer" libarchive reader (gzip, bzip2, zstd
+ *    that starts with a skippable frame, and lz4 filters, then the raw
+ *    format; "none" for a plain pipe). libarchive does not check the
+ *    gzip trailer, so its CRC-32 and length are checked here, and only
+ *    zero padding may follow the stream.
  * The first chunk of input is read before either is chosen (the xz magic
  * is looked for in it); libarchive's read callback hands that chunk over
  * first.
@@ -280,6 +285,9 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 	if (first->len >= sizeof(rd_xz_magic) &&
 	    memcmp(first->data, rd_xz_magic, sizeof(rd_xz_magic)) == 0) {
 		st = rd_xz_open(r, first);
+	} else if (first->len >= 4 &&
+		   memcmp(first->data, "\x28\xb5\x2f\xfd", 4) == 0) {
+		st = wsnap_decoder_zstd_open(r, first);
 	} else {
 		r->dec.peeked = true;
 		st = rd_outer_open(r);
@@ -343,6 +351,9 @@ bool wsnap_decoder_next(struct wsnap_reader *r)
 	while (!r->pend_len && !r->dec.eof) {
 		if (r->dec.xz) {
 			if (!rd_xz_next(r))
+				return false;
+		} else if (r->dec.zstd) {
+			if (!wsnap_decoder_zstd_next(r))
 				return false;
 		} else {
 			ret = archive_read_data_block(r->dec.outer, &p, &len,
@@ -442,7 +453,10 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 	int64_t used;
 	int i;
 
-	if (r->dec.xz || strcmp(r->dec.compression, "none") == 0)
+	/* liblzma and libzstd read their streams to the end of the input */
+	if (r->dec.xz)
+		return wsnap_decoder_xz_spans(r);
+	if (r->dec.zstd || strcmp(r->dec.compression, "none") == 0)
 		return WSNAP_OK;
 	/* bytes the decompressor took from the input */
 	used = archive_filter_bytes(r->dec.outer, -1);
@@ -491,6 +505,17 @@ void wsnap_decoder_release(struct wsnap_reader *r)
 		lzma_end(&r->dec.xz->s);
 	free(r->dec.xz);
 	r->dec.xz = NULL;
+	wsnap_decoder_zstd_release(r);
 	free(r->dec.crc);
 	r->dec.crc = NULL;
+}
+
+const struct wsnap_reader_outbuf *wsnap_decoder_chunk(struct wsnap_reader *r)
+{
+	return rd_input_chunk(r);
+}
+
+bool wsnap_decoder_invalid(struct wsnap_reader *r, const char *msg)
+{
+	return rd_decoder_invalid(r, msg);
 }

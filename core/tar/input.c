@@ -357,6 +357,7 @@ enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, uint64_t tar_end)
 void wsnap_reader_input_release(struct wsnap_reader *r)
 {
 	wsnap_decoder_release(r);
+	wsnap_spans_release(&r->spans);
 	if (r->spill_fd >= 0)
 		close(r->spill_fd);
 	r->spill_fd = -1;

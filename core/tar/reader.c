@@ -82,6 +82,19 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 					    compression);
 	res->stream_bytes = r->direct ? r->size : r->stream_bytes;
 	res->input_bytes = r->input_bytes;
+	res->zstd_table = r->zstd_table;
+	/* restart points of a regular xz or zstd file (decode_zstd.c,
+	 * decode_xzidx.c), handed over when they are sound */
+	if (r->opts->want_spans && r->regular && !r->spans_lost && r->spans.n &&
+	    wsnap_spans_valid(r->spans.v, r->spans.n, r->size,
+			      r->stream_bytes)) {
+		res->spans = r->spans.v;
+		res->nspans = r->spans.n;
+		res->pieces = r->spans.pieces;
+		res->seekable = wsnap_spans_seekable(&r->spans);
+		r->spans.v = NULL;
+		r->spans.n = 0;
+	}
 	if (r->opts->keep_data) {
 		if (r->direct) {
 			res->data_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
@@ -136,6 +149,12 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 	if (st != WSNAP_OK && res.data_fd >= 0) {
 		close(res.data_fd);
 		res.data_fd = -1;
+	}
+	if (st != WSNAP_OK || !result) {
+		free(res.spans);
+		res.spans = NULL;
+		res.nspans = 0;
+		res.seekable = false;
 	}
 	if (result)
 		*result = res;

@@ -138,8 +138,23 @@ struct wsnap_reader_opts {
 	 * (a rejected member may declare 100 GiB of bzip2 zeros).
 	 */
 	const atomic_bool *cancel;
+	/*
+	 * Hand back the restart points of a regular xz or zstd file
+	 * (result.spans, which the caller then frees).
+	 */
+	bool want_spans;
 };
 
+/* The zstd seekable format's seek table at the end of a zstd file. */
+enum wsnap_zstd_table {
+	WSNAP_ZSTD_TABLE_NONE = 0, /* none (or not a zstd file) */
+	WSNAP_ZSTD_TABLE_AGREES,   /* it lists exactly the frames decoded */
+	/* it breaks the format, or disagrees with the frames: ignored, the
+	 * frames decoded are the restart points */
+	WSNAP_ZSTD_TABLE_IGNORED,
+};
+
+struct wsnap_span;
 struct wsnap_reader_result {
 	/*
 	 * With keep_data: a descriptor (owned by the caller, O_CLOEXEC) from
@@ -152,6 +167,18 @@ struct wsnap_reader_result {
 	uint64_t stream_bytes;	 /* size of the decompressed stream read */
 	uint64_t input_bytes;	 /* bytes read from the input */
 	const char *compression; /* "none", "gzip", ... (static string) */
+	/*
+	 * Regular xz and zstd files, with want_spans: the restart points
+	 * found (frames.h), owned by the caller (free()); NULL / 0 when
+	 * there are none, or too many. seekable: wsnap_spans_seekable holds for
+	 * them, so the stream can be read in place. pieces: frames or blocks
+	 * decoded.
+	 */
+	struct wsnap_span *spans;
+	size_t nspans;
+	bool seekable;
+	uint64_t pieces;
+	enum wsnap_zstd_table zstd_table;
 };
 
 /*

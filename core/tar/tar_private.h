@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "frames.h"
 #include "header.h"
 #include "reader.h"
 
@@ -45,12 +46,14 @@ struct wsnap_reader_outbuf {
 
 struct wsnap_reader_crc; /* CRC-32 of a gzip stream (decode.c) */
 struct wsnap_xz;	 /* the xz decoder (decode.c) */
+struct wsnap_zstd;	 /* the zstd decoder (decode_zstd.c) */
 
 /* The decompressor of the piped layout (decode.c): one of outer and xz. */
 struct wsnap_decoder {
 	const char *compression; /* "none", "gzip", ... (static) */
 	struct archive *outer;	 /* libarchive: all but xz, and "none" */
 	struct wsnap_xz *xz;	 /* liblzma, with a memory limit */
+	struct wsnap_zstd *zstd; /* libzstd, recording its frames */
 	/* gzip: CRC-32 of the decoded stream (libarchive does not check
 	 * the gzip trailer) */
 	struct wsnap_reader_crc *crc;
@@ -87,6 +90,11 @@ struct wsnap_reader {
 	size_t pend_len;
 	uint64_t stream_bytes; /* decoded bytes taken from the decoder */
 	int spill_fd;
+	/* restart points of an xz or zstd stream (frames.h); spans_lost:
+	 * too many to keep */
+	struct wsnap_spans spans;
+	bool spans_lost;
+	enum wsnap_zstd_table zstd_table;
 
 	/* first I/O error met inside a callback (status WSNAP_IO) */
 	struct wsnap_error *err;
@@ -207,6 +215,37 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r);
 
 /* Frees the decoder; harmless when none was opened. */
 void wsnap_decoder_release(struct wsnap_reader *r);
+
+/* For the decoders of other files: the next chunk of input (NULL on an I/O
+ * error, recorded), and an invalid stream with libarchive's message msg
+ * (NULL: truncated) as rd_decoder_invalid words it; returns false. */
+const struct wsnap_reader_outbuf *wsnap_decoder_chunk(struct wsnap_reader *r);
+bool wsnap_decoder_invalid(struct wsnap_reader *r, const char *msg);
+
+/* ---- decode_zstd.c ------------------------------------------------------ */
+
+/* Opens the zstd decoder over the first chunk and decodes the first bytes
+ * (an empty stream, or one that holds another compression, is invalid
+ * here, as libarchive's outer reader found). Errors: an invalid stream,
+ * WSNAP_IO. */
+enum wsnap_status
+wsnap_decoder_zstd_open(struct wsnap_reader *r,
+			const struct wsnap_reader_outbuf *first);
+/* wsnap_decoder_next's step for zstd: the next decoded bytes into pend. */
+bool wsnap_decoder_zstd_next(struct wsnap_reader *r);
+void wsnap_decoder_zstd_release(struct wsnap_reader *r);
+
+/* ---- decode_xzidx.c ----------------------------------------------------- */
+
+/*
+ * Once a regular xz input was decoded to its end (every stream's index
+ * checked against its blocks by liblzma): the blocks, from the streams'
+ * indexes read again from the file, as spans; they must describe exactly
+ * the input's size and the stream_bytes decoded. A file whose indexes
+ * cannot be read so, or disagree, keeps no spans (it is read through a
+ * spill), which is no error. Errors: WSNAP_IO (out of memory).
+ */
+enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r);
 
 /* ---- member.c ----------------------------------------------------------- */
 

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Restart points of xz and zstd streams: the pieces of a compressed stream
+ * that decode on their own (xz blocks, zstd frames), recorded during the
+ * validation pass, and the decoders that read one of them from its start.
+ *
+ * A span is a run of consecutive pieces: zstd frames (skippable ones
+ * included, which decode to nothing), or xz blocks of one xz stream (never
+ * across a stream's index and footer). Spans cover the decoded stream back
+ * to back from 0, each at least WSNAP_SPAN_MIN decoded bytes but the last
+ * (tiny pieces are merged, so a hostile stream of empty frames cannot make
+ * the table large) unless that would make it larger than WSNAP_SPAN_MAX.
+ *
+ * Invariants of a span list that wsnap_spans_valid accepts:
+ *  - out_off of span 0 is 0, each span starts in the output where the
+ *    previous one ends, and in the input at or after its end (zstd frames
+ *    are back to back; between two xz streams lie an index, a footer,
+ *    padding and a header);
+ *  - every out_len is in (0, WSNAP_SPAN_MAX], every in_len is > 0 and
+ *    everything lies inside the source's size.
+ * A decoder gives a span's bytes only once the whole span decoded to
+ * exactly out_len bytes from exactly in_len input bytes with every check
+ * it carries verified (xz block checks, zstd content checksums); anything
+ * else is -EIO.
+ */
+#ifndef WSNAP_FRAMES_H
+#define WSNAP_FRAMES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stream.h"
+
+/* Decoded bytes under which a span takes in the next piece, and over which
+ * no span grows (a piece larger than this alone makes a stream that is not
+ * read in place: wsnap_spans_seekable). */
+#define WSNAP_SPAN_MIN (1u << 20)
+#define WSNAP_SPAN_MAX (32u << 20)
+
+/* Most spans kept for one stream: 2^22 spans of at least 1 MiB are 4 TiB
+ * of decoded stream, and 128 MiB of table. */
+#define WSNAP_SPANS_MAX (1u << 22)
+
+/* Memory a span's decoder may use: what the validation pass allows. */
+#define WSNAP_FRAMES_XZ_MEMLIMIT     ((128u + 1u) << 20)
+#define WSNAP_FRAMES_ZSTD_WINDOW_LOG 27
+
+enum wsnap_span_kind {
+	WSNAP_SPAN_ZSTD = 1,
+	WSNAP_SPAN_XZ = 2,
+};
+
+struct wsnap_span {
+	uint64_t in_off;  /* compressed offset of its first piece */
+	uint64_t in_len;  /* compressed bytes of its pieces */
+	uint64_t out_off; /* decoded offset of its first byte */
+	uint64_t out_len; /* decoded bytes */
+	/* xz: the stream's check type (lzma_check, 0..15); zstd: 0 */
+	uint32_t check;
+	uint32_t pieces; /* frames or blocks (for -v figures) */
+};
+
+/*
+ * A span list being recorded. wsnap_spans_piece adds one decoded piece
+ * (in_off, in_len, out_len; out_off is where the previous one ended),
+ * merging it into the last span when that is still small; 'boundary'
+ * says the piece may not join the span before it (the first block of a
+ * new xz stream). Returns 0, -ENOMEM, or -E2BIG when the list would pass
+ * WSNAP_SPANS_MAX. Pieces that decode to nothing are merged into their
+ * neighbours (never a span of their own unless the stream has nothing
+ * else).
+ */
+struct wsnap_spans {
+	enum wsnap_span_kind kind;
+	struct wsnap_span *v;
+	size_t n, cap;
+	uint64_t out_end; /* decoded bytes so far */
+	uint64_t pieces;
+	/* pieces that decode to nothing, waiting for a span to join */
+	bool pending;
+	uint64_t pending_off;
+	bool too_big; /* some piece is larger than WSNAP_SPAN_MAX */
+};
+
+void wsnap_spans_init(struct wsnap_spans *s, enum wsnap_span_kind kind);
+int wsnap_spans_piece(struct wsnap_spans *s, uint64_t in_off, uint64_t in_len,
+		      uint64_t out_len, uint32_t check, bool boundary);
+void wsnap_spans_release(struct wsnap_spans *s);
+
+/* Whether the list satisfies the invariants above for a source of
+ * src_size bytes and a decoded stream of stream_size bytes. */
+bool wsnap_spans_valid(const struct wsnap_span *v, size_t n, uint64_t src_size,
+		       uint64_t stream_size);
+
+/* Whether a stream with these spans is read in place: at least two spans,
+ * none larger than WSNAP_SPAN_MAX. Otherwise it is spilled. */
+bool wsnap_spans_seekable(const struct wsnap_spans *s);
+
+/* The span holding decoded offset off (binary search); n when none. */
+size_t wsnap_spans_find(const struct wsnap_span *v, size_t n, uint64_t off);
+
+/*
+ * Decodes span sp of src from its start to its end and copies its decoded
+ * bytes [from, from + len) to buf (from + len <= out_len). Safe from any
+ * number of threads (each call has its own decoder). Returns 0, -EIO when
+ * the span does not decode to what the table says (or the source is no
+ * longer the version validated), -ENOMEM, -EINVAL for a range outside the
+ * span, or the source's negative errno.
+ */
+int wsnap_zstd_span_read(struct wsnap_source *src, const struct wsnap_span *sp,
+			 uint64_t from, void *buf, size_t len);
+int wsnap_xz_span_read(struct wsnap_source *src, const struct wsnap_span *sp,
+		       uint64_t from, void *buf, size_t len);
+
+/* ---- the zstd seekable format's seek table ------------------------------ */
+
+/* zstd's skippable frame magic used by the seek table, and the footer's. */
+#define WSNAP_ZSTD_SEEKABLE_SKIP_MAGIC 0x184D2A5Eu
+#define WSNAP_ZSTD_SEEKABLE_MAGIC      0x8F92EAB1u
+#define WSNAP_ZSTD_SEEKABLE_FOOTER     9u
+/* Most entries read from a table (the format's own limit is 2^27 - 1). */
+#define WSNAP_ZSTD_SEEKABLE_MAX_FRAMES (1u << 22)
+
+struct wsnap_zstd_seek_entry {
+	uint64_t in_off, in_len;   /* compressed frame */
+	uint64_t out_off, out_len; /* decoded bytes */
+};
+
+/*
+ * Parses the seek table that ends the n bytes at tail, which are the last
+ * n bytes of a zstd file of file_size bytes. The table must be the whole
+ * last skippable frame (magic WSNAP_ZSTD_SEEKABLE_SKIP_MAGIC, its size
+ * exact), its reserved bits zero, its count at most
+ * WSNAP_ZSTD_SEEKABLE_MAX_FRAMES and consistent with its size, and its
+ * entries must add up to exactly the file before the table. Returns 0 with
+ * *out (malloc'ed, *n_out entries; the caller frees it), -ENOENT when the
+ * file does not end in a seekable footer, -EAGAIN with *need (the table's
+ * whole size) when n is too short to hold it, -EINVAL for a table that
+ * breaks any rule, -ENOMEM.
+ */
+int wsnap_zstd_seek_table_parse(const unsigned char *tail, size_t n,
+				uint64_t file_size, size_t *need,
+				struct wsnap_zstd_seek_entry **out,
+				size_t *n_out);
+
+/*
+ * Writes the seek table frame for the nf frames (compressed and decoded
+ * sizes, each below 2^32) into buf (cap bytes, at least
+ * wsnap_zstd_seek_table_size(nf)). Returns its size, or 0 when it does not
+ * fit or a size does not fit its field.
+ */
+size_t wsnap_zstd_seek_table_size(size_t nf);
+size_t wsnap_zstd_seek_table_write(const uint32_t *in_len,
+				   const uint32_t *out_len, size_t nf,
+				   unsigned char *buf, size_t cap);
+
+#endif
