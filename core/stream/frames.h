@@ -155,4 +155,30 @@ size_t wsnap_zstd_seek_table_write(const uint32_t *in_len,
 				   const uint32_t *out_len, size_t nf,
 				   unsigned char *buf, size_t cap);
 
+/* ---- writing seekable xz and zstd streams ------------------------------- */
+
+/* Decoded bytes per frame or block that wsnap pack writes. */
+#define WSNAP_FRAMES_PIECE (4u << 20)
+
+/* Where a writer's compressed bytes go: returns 0 or an errno. */
+typedef int (*wsnap_fwriter_out)(void *ctx, const void *buf, size_t len);
+
+/*
+ * A writer of a seekable stream of the kind given: zstd as independent
+ * frames of piece decoded bytes (content size and checksum in each), then
+ * the seekable format's seek table; xz as one stream of blocks of piece
+ * decoded bytes (CRC-64 checks), every block's sizes in its header and the
+ * index. level: zstd's level, or xz's preset (0-9). Both are deterministic
+ * and single-threaded. write and finish return 0 or an errno (ENOMEM,
+ * EIO for a compressor failure, or out's); after an error only free is
+ * allowed. bytes: compressed bytes handed to out so far.
+ */
+struct wsnap_fwriter;
+int wsnap_fwriter_new(struct wsnap_fwriter **out, enum wsnap_span_kind kind,
+		      size_t piece, int level, wsnap_fwriter_out fn, void *ctx);
+int wsnap_fwriter_write(struct wsnap_fwriter *w, const void *buf, size_t len);
+int wsnap_fwriter_finish(struct wsnap_fwriter *w);
+uint64_t wsnap_fwriter_bytes(const struct wsnap_fwriter *w);
+void wsnap_fwriter_free(struct wsnap_fwriter *w);
+
 #endif
