@@ -41,6 +41,8 @@ int wsnap_spans_piece(struct wsnap_spans *s, uint64_t in_off, uint64_t in_len,
 		if (!s->pending)
 			s->pending_off = in_off;
 		s->pending = true;
+		if (s->pending_n < UINT32_MAX - 1)
+			s->pending_n++;
 		return 0;
 	}
 	if (last && !s->pending &&
@@ -65,8 +67,9 @@ int wsnap_spans_piece(struct wsnap_spans *s, uint64_t in_off, uint64_t in_len,
 	last->out_off = s->out_end;
 	last->out_len = out_len;
 	last->check = check;
-	last->pieces = 1;
+	last->pieces = 1 + (s->pending ? s->pending_n : 0);
 	s->pending = false;
+	s->pending_n = 0;
 	s->out_end += out_len;
 	return 0;
 }

@@ -80,6 +80,7 @@ struct wsnap_spans {
 	/* pieces that decode to nothing, waiting for a span to join */
 	bool pending;
 	uint64_t pending_off;
+	uint32_t pending_n;
 	bool too_big; /* some piece is larger than WSNAP_SPAN_MAX */
 };
 

@@ -285,8 +285,7 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 	if (first->len >= sizeof(rd_xz_magic) &&
 	    memcmp(first->data, rd_xz_magic, sizeof(rd_xz_magic)) == 0) {
 		st = rd_xz_open(r, first);
-	} else if (first->len >= 4 &&
-		   memcmp(first->data, "\x28\xb5\x2f\xfd", 4) == 0) {
+	} else if (wsnap_decoder_is_zstd(first->data, first->len)) {
 		st = wsnap_decoder_zstd_open(r, first);
 	} else {
 		r->dec.peeked = true;

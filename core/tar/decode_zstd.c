@@ -58,6 +58,12 @@ struct wsnap_zstd {
 	unsigned char out[RD_ZSTD_OUT];
 };
 
+static uint32_t rd_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
 /* Reads the seek table at the end of a regular input. */
 static void rd_zstd_table(struct wsnap_reader *r, struct wsnap_zstd *z)
 {
@@ -192,6 +198,20 @@ static const char *rd_zstd_nested(const unsigned char *p, size_t n)
 	if (n >= 4 && memcmp(p, "\x04\x22\x4d\x18", 4) == 0)
 		return "lz4";
 	return NULL;
+}
+
+bool wsnap_decoder_is_zstd(const unsigned char *p, size_t n)
+{
+	size_t at = 0;
+
+	while (n - at >= 8 && (rd_le32(p + at) & 0xfffffff0u) == 0x184d2a50u) {
+		uint32_t skip = rd_le32(p + at + 4);
+
+		if (skip > n - at - 8)
+			return false;
+		at += 8 + (size_t)skip;
+	}
+	return n - at >= 4 && rd_le32(p + at) == 0xfd2fb528u;
 }
 
 enum wsnap_status

@@ -224,6 +224,10 @@ bool wsnap_decoder_invalid(struct wsnap_reader *r, const char *msg);
 
 /* ---- decode_zstd.c ------------------------------------------------------ */
 
+/* Whether the n bytes at p start a zstd stream: a zstd frame, after any
+ * skippable frames (whose magic lz4 shares) that end inside them. */
+bool wsnap_decoder_is_zstd(const unsigned char *p, size_t n);
+
 /* Opens the zstd decoder over the first chunk and decodes the first bytes
  * (an empty stream, or one that holds another compression, is invalid
  * here, as libarchive's outer reader found). Errors: an invalid stream,
