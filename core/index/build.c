@@ -46,7 +46,9 @@
 #include "fileid.h"
 #include "index.h"
 #include "index_impl.h"
+#include "indexfile.h"
 #include "reader.h"
+#include "seek.h"
 
 #define BP_SLOTS	 4
 #define BP_BATCH_MEMBERS 1024
@@ -267,10 +269,13 @@ static enum wsnap_status bp_run(int fd, const struct wsnap_reader_opts *opts,
 		st = p->rd_status;
 		*err = p->rd_err;
 	}
-	if (st != WSNAP_OK && p->res.data_fd >= 0)
-		close(p->res.data_fd);
-	else
+	if (st != WSNAP_OK) {
+		if (p->res.data_fd >= 0)
+			close(p->res.data_fd);
+		wsnap_seek_table_free(p->res.seek);
+	} else {
 		*res = p->res;
+	}
 out:
 	for (i = 0; i < BP_SLOTS; i++)
 		free(p->slots[i].bytes);
@@ -318,6 +323,42 @@ static bool build_same(int fd, const struct wsnap_fileid *then)
 	return wsnap_fileid_get(fd, &now) == 0 && wsnap_fileid_same(&now, then);
 }
 
+/*
+ * A compressed archive read in place: the index reads through a seekable
+ * stream over the archive (the dup in res->data_fd) and the seek table,
+ * identified as it was dated before the read (then, NULL when it could not
+ * be dated: a file that is not regular never gets here).
+ */
+static enum wsnap_status build_seekable(struct wsnap_index *idx, int fd,
+					struct wsnap_reader_result *res,
+					const struct wsnap_fileid *then,
+					const struct wsnap_reader_opts *opts,
+					struct wsnap_index **out,
+					struct wsnap_error *err)
+{
+	int dfd = res->data_fd, rc;
+
+	res->data_fd = -1;
+	wsnap_index_attach_data(idx, -1, res);
+	rc = wsnap_index_attach_seekable(idx, dfd, res->seek,
+					 opts->span_cache_bytes);
+	res->seek = NULL;
+	if (rc) {
+		wsnap_index_free(idx);
+		return wsnap_error_io(err, rc == -EINVAL ? EIO : -rc, NULL,
+				      "cannot read archive in place");
+	}
+	/* the source took its identity after then: both are the same file
+	 * as long as it is still then (a ctime never comes back) */
+	if (!then || !build_same(fd, then)) {
+		wsnap_index_free(idx);
+		return wsnap_error_io(err, EIO, NULL,
+				      "archive changed while it was read");
+	}
+	*out = idx;
+	return WSNAP_OK;
+}
+
 enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 				    const struct wsnap_policy *policy,
 				    const struct wsnap_reader_opts *opts,
@@ -339,7 +380,7 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 		return st;
 	st = bp_run(fd, opts, b, &res, err);
 	if (st != WSNAP_OK) {
-		/* the reader keeps no descriptor on failure */
+		/* the reader keeps no descriptor nor table on failure */
 		wsnap_builder_free(b);
 		return st;
 	}
@@ -351,9 +392,15 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 		wsnap_index_free(idx);
 		if (res.data_fd >= 0)
 			close(res.data_fd);
+		wsnap_seek_table_free(res.seek);
 		return st;
 	}
+	if (res.seek && res.data_fd >= 0)
+		return build_seekable(idx, fd, &res, dated ? &then : NULL, opts,
+				      out, err);
 	wsnap_index_attach_data(idx, res.data_fd, &res);
+	/* kept for the index cache (a build without data) */
+	idx->seek = res.seek;
 	/* the archive itself serves the data: dated as it was before reading */
 	if (dated && res.data_fd >= 0 && !res.spilled &&
 	    (!idx->data_stat_valid ||
@@ -361,6 +408,17 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 		wsnap_index_free(idx);
 		return wsnap_error_io(err, EIO, NULL,
 				      "archive changed while it was read");
+	}
+	/* a compressed stream whose seek table was given up: spilled now */
+	if (opts && opts->keep_data && res.data_fd < 0) {
+		struct wsnap_reader_opts ro = *opts;
+
+		ro.no_seek = true;
+		st = wsnap_index_attach_archive(idx, fd, &ro, err);
+		if (st != WSNAP_OK) {
+			wsnap_index_free(idx);
+			return st;
+		}
 	}
 	*out = idx;
 	return WSNAP_OK;

@@ -32,6 +32,7 @@
 #include "engine.h"
 #include "fsutil.h"
 #include "policy.h"
+#include "seek.h"
 #include "stream.h"
 
 struct sort_ent {
@@ -87,6 +88,7 @@ void wsnap_index_free(struct wsnap_index *idx)
 	if (idx->data_fd >= 0)
 		close(idx->data_fd);
 	wsnap_stream_free(idx->stream);
+	wsnap_seek_table_free(idx->seek);
 	index_release(idx);
 	free(idx);
 }
@@ -539,6 +541,38 @@ void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s)
 	if (idx->stream != s)
 		wsnap_stream_free(idx->stream);
 	idx->stream = s;
+}
+
+int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
+				struct wsnap_seek_table *t, size_t cache_bytes)
+{
+	struct wsnap_source *src = NULL;
+	struct wsnap_stream *s = NULL;
+	int rc;
+
+	if (t->stream_size != idx->stats.stream_bytes) {
+		close(fd);
+		wsnap_seek_table_free(t);
+		return -EINVAL;
+	}
+	rc = wsnap_source_file(fd, "", &src);
+	if (rc) {
+		wsnap_seek_table_free(t);
+		return rc;
+	}
+	rc = wsnap_stream_seekable(src, t, cache_bytes, &s);
+	if (rc)
+		return rc;
+	wsnap_index_attach_stream(idx, s);
+	return 0;
+}
+
+const struct wsnap_seek_table *
+wsnap_index_seek_table(const struct wsnap_index *idx)
+{
+	if (!idx)
+		return NULL;
+	return idx->seek ? idx->seek : wsnap_stream_seek_table(idx->stream);
 }
 
 bool wsnap_index_has_data(const struct wsnap_index *idx)

@@ -59,6 +59,10 @@ struct wsnap_index {
 	struct wsnap_fileid data_id;
 	/* or the data through a stream (stream.h), data_fd then -1 */
 	struct wsnap_stream *stream;
+	/* the seek table of a compressed archive while no stream holds it
+	 * (built without keep_data, or loaded from an index file and not
+	 * attached yet): written into index files */
+	struct wsnap_seek_table *seek;
 	/* loaded from a cache entry (indexfile.c): the private mapping the
 	 * tables point into, unmapped instead of freeing them, but for the
 	 * nodes, in an anonymous mapping of nodes_map_len bytes of their own */
@@ -73,6 +77,21 @@ struct wsnap_index {
 };
 
 struct wsnap_index_digests;
+
+/*
+ * Makes idx read its data in place through seek table t from the
+ * compressed archive on fd (a seekable stream, seek.h, whose span cache
+ * holds at most cache_bytes, 0 the default). Takes over fd and t, also on
+ * failure. Returns 0, -EINVAL (t's stream is not the one idx records),
+ * -ENOMEM, or the error of identifying fd.
+ */
+struct wsnap_seek_table;
+int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
+				struct wsnap_seek_table *t, size_t cache_bytes);
+
+/* The seek table of idx: the one it keeps or its stream's; NULL. */
+const struct wsnap_seek_table *
+wsnap_index_seek_table(const struct wsnap_index *idx);
 
 /* Frees a digest table (sidecar.c). NULL does nothing. */
 void wsnap_index_digests_free(struct wsnap_index_digests *d);

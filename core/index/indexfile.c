@@ -39,6 +39,7 @@
 #include "engine.h"
 #include "index_impl.h"
 #include "ixf.h"
+#include "seek.h"
 
 _Static_assert(sizeof(char *) == sizeof(uint64_t), "64-bit pointers");
 
@@ -230,14 +231,25 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 					const struct wsnap_policy *policy,
 					struct wsnap_error *err)
 {
+	const struct wsnap_seek_table *seek = wsnap_index_seek_table(idx);
+	unsigned char *seek_bytes = NULL;
+	size_t seek_len = 0;
 	struct ixf_writer w;
 	unsigned char *pol;
 	size_t plen;
 	int e;
 
 	pol = ixf_policy_bytes(policy, &plen);
-	if (!pol || ixf_writer_init(&w, fd, 10) != 0) {
+	if (seek) {
+		seek_bytes = wsnap_seek_table_encode(seek, &seek_len);
+		if (!seek_bytes) {
+			free(pol);
+			pol = NULL;
+		}
+	}
+	if (!pol || ixf_writer_init(&w, fd, seek ? 12 : 10) != 0) {
 		free(pol);
+		free(seek_bytes);
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	}
 	put_meta(&w, idx, id, plen);
@@ -255,6 +267,12 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 			   idx->nsparse * sizeof(struct wsnap_index_sparse));
 	ixf_writer_section(&w, IXF_CASE_DEPS, idx->case_deps,
 			   idx->ncase_deps * sizeof(*idx->case_deps));
+	if (seek) {
+		ixf_writer_section(&w, IXF_SEEK, seek_bytes, seek_len);
+		ixf_writer_section(&w, IXF_SEEK_WINDOWS, seek->windows,
+				   seek->windows_len);
+	}
+	free(seek_bytes);
 	free(pol);
 	e = ixf_writer_finish(&w, IXF_KIND_ENTRY, entry_abi());
 	if (e)
@@ -549,6 +567,9 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 			goto bad;
 	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
 		goto bad;
+	if (wsnap_ixf_seek_load(&v, (uint64_t)id->size, idx->stats.stream_bytes,
+				&idx->seek, &why) != 0)
+		goto bad;
 	idx->stats.memory_bytes = sizeof(*idx) + idx->map_len;
 	*out = idx;
 	return WSNAP_OK;
@@ -589,7 +610,28 @@ wsnap_index_attach_archive(struct wsnap_index *idx, int archive_fd,
 		wsnap_index_attach_data(idx, fd, NULL);
 		return WSNAP_OK;
 	}
+	if (idx->seek && !opts->no_seek) {
+		/* read in place from the stored seek points: nothing decoded */
+		struct wsnap_seek_table *t = idx->seek;
+		int rc;
+
+		fd = fcntl(archive_fd, F_DUPFD_CLOEXEC, 0);
+		if (fd < 0)
+			return wsnap_error_io(err, errno, NULL,
+					      "cannot dup archive");
+		idx->seek = NULL;
+		rc = wsnap_index_attach_seekable(idx, fd, t,
+						 opts->span_cache_bytes);
+		if (rc == -EINVAL)
+			return wsnap_error_io(err, EIO, NULL,
+					      "archive changed since it was "
+					      "indexed");
+		return rc ? wsnap_error_io(err, -rc, NULL,
+					   "cannot read archive in place")
+			  : WSNAP_OK;
+	}
 	ro.keep_data = true;
+	ro.no_seek = true; /* a table now could not be kept anywhere */
 	st = wsnap_reader_run(archive_fd, &ro, ignore_member, NULL, &res, err);
 	if (st != WSNAP_OK)
 		return st;

@@ -18,6 +18,7 @@
 
 #include "fsutil.h"
 #include "policy.h"
+#include "seek.h"
 
 #define W_BUF_SIZE (1u << 20)
 
@@ -322,4 +323,27 @@ unsigned char *ixf_policy_bytes(const struct wsnap_policy *p, size_t *len)
 		wsnap_policy_encode(p, b, n);
 	*len = n;
 	return b;
+}
+
+int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
+			uint64_t stream_size, struct wsnap_seek_table **out,
+			const char **why)
+{
+	const struct ixf_section *ps = ixf_find(v, IXF_SEEK);
+	const struct ixf_section *ws = ixf_find(v, IXF_SEEK_WINDOWS);
+	int rc;
+
+	*out = NULL;
+	if (!ps && !ws)
+		return 0;
+	if (!ps || !ws || ps->length > SIZE_MAX || ws->length > SIZE_MAX) {
+		*why = "seek table incomplete";
+		return -1;
+	}
+	rc = wsnap_seek_table_decode(ixf_data(v, ps), (size_t)ps->length,
+				     ixf_data(v, ws), (size_t)ws->length,
+				     archive_size, stream_size, out, why);
+	if (rc == -ENOMEM)
+		*why = "out of memory";
+	return rc ? -1 : 0;
 }

@@ -22,7 +22,7 @@
 #include <stdint.h>
 
 #define IXF_MAGIC	 "WSNAPIDX"
-#define IXF_VERSION	 2u /* 2: entries hold case dependencies */
+#define IXF_VERSION	 3u /* 3: seek tables; 2: case dependencies */
 #define IXF_HEADER_SIZE	 64u
 #define IXF_SECTION_SIZE 32u
 #define IXF_MAX_SECTIONS 32u
@@ -35,20 +35,22 @@ enum ixf_kind {
 /* Section types. Unknown ones are skipped by a reader (checksum still
  * verified), so that later versions can add sections (seek points). */
 enum ixf_type {
-	IXF_META = 1,	    /* fixed fields, little-endian u64 each */
-	IXF_POLICY = 2,	    /* wsnap_policy_encode() bytes */
-	IXF_NODES = 3,	    /* entry: struct wsnap_node records */
-	IXF_CHILDREN = 4,   /* entry: u32 */
-	IXF_BUCKETS = 5,    /* entry: u32 */
-	IXF_PATHS = 6,	    /* entry: NUL-terminated paths */
-	IXF_TARGETS = 7,    /* entry: NUL-terminated symlink targets */
-	IXF_RUNS = 8,	    /* entry: struct wsnap_index_run */
-	IXF_SPARSE = 9,	    /* entry: struct wsnap_index_sparse */
-	IXF_MEMBERS = 10,   /* sidecar: raw member records */
-	IXF_STRINGS = 11,   /* sidecar: names and link names */
-	IXF_MRUNS = 12,	    /* sidecar: sparse runs of the members */
-	IXF_DIGESTS = 13,   /* sidecar: SHA-256 of each data chunk */
-	IXF_CASE_DEPS = 14, /* entry: struct wsnap_index_case_dep */
+	IXF_META = 1,	       /* fixed fields, little-endian u64 each */
+	IXF_POLICY = 2,	       /* wsnap_policy_encode() bytes */
+	IXF_NODES = 3,	       /* entry: struct wsnap_node records */
+	IXF_CHILDREN = 4,      /* entry: u32 */
+	IXF_BUCKETS = 5,       /* entry: u32 */
+	IXF_PATHS = 6,	       /* entry: NUL-terminated paths */
+	IXF_TARGETS = 7,       /* entry: NUL-terminated symlink targets */
+	IXF_RUNS = 8,	       /* entry: struct wsnap_index_run */
+	IXF_SPARSE = 9,	       /* entry: struct wsnap_index_sparse */
+	IXF_MEMBERS = 10,      /* sidecar: raw member records */
+	IXF_STRINGS = 11,      /* sidecar: names and link names */
+	IXF_MRUNS = 12,	       /* sidecar: sparse runs of the members */
+	IXF_DIGESTS = 13,      /* sidecar: SHA-256 of each data chunk */
+	IXF_CASE_DEPS = 14,    /* entry: struct wsnap_index_case_dep */
+	IXF_SEEK = 15,	       /* both: a seek table's header and points */
+	IXF_SEEK_WINDOWS = 16, /* both: its stored windows */
 };
 
 /* A sidecar's member record (IXF_MEMBERS): these little-endian u64 fields.
@@ -172,6 +174,16 @@ struct wsnap_policy;
 /* The policy's wsnap_policy_encode bytes, malloc'd; NULL when out of
  * memory. */
 unsigned char *ixf_policy_bytes(const struct wsnap_policy *p, size_t *len);
+
+/*
+ * The seek table of the file in v (IXF_SEEK and IXF_SEEK_WINDOWS), checked
+ * (wsnap_seek_table_decode) against the archive's size and the stream's:
+ * 0 and *out (NULL when the file has none), or -1 with *why (static).
+ */
+struct wsnap_seek_table;
+int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
+			uint64_t stream_size, struct wsnap_seek_table **out,
+			const char **why);
 
 /*
  * Recomputes every checksum of the container in buf[0..len) in place (for

@@ -47,6 +47,8 @@
 #include "grow.h"
 #include "index_impl.h"
 #include "ixf.h"
+#include "seek.h"
+#include "stream.h"
 
 #define DIGEST_LEN	    32u
 #define DIGEST_ALG_SHA256   1u
@@ -289,9 +291,9 @@ oom:
 	return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 }
 
-/* The digests of every file member's data, read from data_fd. */
+/* The digests of every file member's data, read from the stream. */
 static int put_digests(struct ixf_writer *w, const struct recorder *r,
-		       int data_fd)
+		       struct wsnap_stream *data)
 {
 	unsigned char *buf = malloc(WSNAP_SIDECAR_CHUNK), md[DIGEST_LEN];
 	size_t i, run = 0;
@@ -315,11 +317,9 @@ static int put_digests(struct ixf_writer *w, const struct recorder *r,
 			size_t len = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
 						      ? stored - at
 						      : WSNAP_SIDECAR_CHUNK);
-			size_t got;
+			int rc = wsnap_stream_read(data, buf, len, off + at);
 
-			e = wsnap_pread_full(data_fd, buf, len, off + at, &got);
-			if (!e && got != len)
-				e = EIO;
+			e = rc < 0 ? -rc : 0;
 			if (!e && !sha256(buf, len, md))
 				e = ENOMEM;
 			if (!e)
@@ -334,17 +334,25 @@ static int put_digests(struct ixf_writer *w, const struct recorder *r,
 static int write_file(int out_fd, const struct recorder *r,
 		      const struct wsnap_index *idx,
 		      const struct wsnap_reader_result *res,
-		      uint64_t archive_size, const struct wsnap_policy *policy)
+		      struct wsnap_stream *data, uint64_t archive_size,
+		      const struct wsnap_policy *policy)
 {
+	const struct wsnap_seek_table *seek = wsnap_stream_seek_table(data);
+	unsigned char *seek_bytes = NULL;
 	uint64_t f[S_NFIELDS] = {0};
 	struct ixf_writer w;
 	unsigned char *pol;
-	size_t plen;
+	size_t plen, seek_len = 0;
 	int e;
 
 	pol = ixf_policy_bytes(policy, &plen);
-	if (!pol || ixf_writer_init(&w, out_fd, 6) != 0) {
+	if (seek && !(seek_bytes = wsnap_seek_table_encode(seek, &seek_len))) {
 		free(pol);
+		return ENOMEM;
+	}
+	if (!pol || ixf_writer_init(&w, out_fd, seek ? 8 : 6) != 0) {
+		free(pol);
+		free(seek_bytes);
 		return ENOMEM;
 	}
 	f[S_ARCHIVE_SIZE] = archive_size;
@@ -371,12 +379,69 @@ static int write_file(int out_fd, const struct recorder *r,
 	ixf_writer_section(&w, IXF_STRINGS, r->strings, r->nstrings);
 	ixf_writer_section(&w, IXF_MRUNS, r->runs, r->nruns * 16);
 	free(pol);
-	e = put_digests(&w, r, res->data_fd);
+	if (seek) {
+		ixf_writer_section(&w, IXF_SEEK, seek_bytes, seek_len);
+		ixf_writer_section(&w, IXF_SEEK_WINDOWS, seek->windows,
+				   seek->windows_len);
+	}
+	free(seek_bytes);
+	e = put_digests(&w, r, data);
 	if (e) {
 		ixf_writer_release(&w);
 		return e;
 	}
 	return ixf_writer_finish(&w, IXF_KIND_SIDECAR, 0);
+}
+
+static enum wsnap_status ignore_member(void *ctx,
+				       const struct wsnap_raw_member *m,
+				       struct wsnap_error *err)
+{
+	return WSNAP_OK;
+}
+
+/*
+ * The decoded stream of the archive the reader read: in place through its
+ * seek table, the archive itself, or a spill (made now, decoding again,
+ * when a compressed stream's table was given up). Takes over res's
+ * descriptor and table. Returns 0 or an errno.
+ */
+static int data_stream(int archive_fd, const struct wsnap_reader_opts *opts,
+		       struct wsnap_reader_result *res,
+		       struct wsnap_stream **out, struct wsnap_error *err)
+{
+	struct wsnap_reader_result spill = {.data_fd = -1};
+	struct wsnap_source *src = NULL;
+	int fd = res->data_fd, rc;
+
+	*out = NULL;
+	res->data_fd = -1;
+	if (fd < 0) {
+		struct wsnap_reader_opts ro = *opts;
+
+		ro.keep_data = true;
+		ro.no_seek = true;
+		if (wsnap_reader_run(archive_fd, &ro, ignore_member, NULL,
+				     &spill, err) != WSNAP_OK)
+			return err->errnum ? err->errnum : EIO;
+		fd = spill.data_fd;
+		if (spill.stream_bytes != res->stream_bytes) {
+			close(fd);
+			return EIO;
+		}
+	}
+	rc = wsnap_source_file(fd, "", &src);
+	if (rc) {
+		wsnap_seek_table_free(res->seek);
+		res->seek = NULL;
+		return -rc;
+	}
+	if (res->seek)
+		rc = wsnap_stream_seekable(src, res->seek, 0, out);
+	else
+		rc = wsnap_stream_plain(src, out);
+	res->seek = NULL;
+	return -rc;
 }
 
 enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
@@ -386,6 +451,7 @@ enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
 {
 	struct wsnap_reader_opts ro = *opts;
 	struct wsnap_reader_result res = {.data_fd = -1};
+	struct wsnap_stream *data = NULL;
 	struct recorder r;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status st;
@@ -405,8 +471,10 @@ enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
 	else
 		wsnap_builder_free(r.b);
 	if (st == WSNAP_OK) {
-		e = write_file(out_fd, &r, idx, &res, (uint64_t)sb.st_size,
-			       policy);
+		e = data_stream(archive_fd, opts, &res, &data, err);
+		if (!e)
+			e = write_file(out_fd, &r, idx, &res, data,
+				       (uint64_t)sb.st_size, policy);
 		if (e)
 			st = wsnap_error_io(
 				err, e, NULL,
@@ -416,6 +484,8 @@ enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
 	}
 	if (res.data_fd >= 0)
 		close(res.data_fd);
+	wsnap_seek_table_free(res.seek);
+	wsnap_stream_free(data);
 	wsnap_index_free(idx);
 	free(r.recs);
 	free(r.strings);
@@ -692,6 +762,38 @@ static bool as_claimed(const struct wsnap_index *idx, const uint64_t *f)
 	       f[S_TOTAL_BYTES] == s->total_bytes;
 }
 
+/* The seek kind a compression's table must be of (0: none may be). */
+static uint32_t seek_kind_of(const char *compression)
+{
+	if (strcmp(compression, "gzip") == 0)
+		return WSNAP_SEEK_GZIP;
+	if (strcmp(compression, "xz") == 0)
+		return WSNAP_SEEK_XZ;
+	if (strcmp(compression, "zstd") == 0)
+		return WSNAP_SEEK_ZSTD;
+	return 0;
+}
+
+/* The sidecar's seek table, checked against the archive and stream sizes
+ * it records (which the caller checked against the archive); NULL or why
+ * it is refused. */
+static const char *sidecar_seek(const struct wsnap_sidecar *sc,
+				struct wsnap_seek_table **out)
+{
+	const char *why = NULL;
+
+	if (wsnap_ixf_seek_load(&sc->v, sc->f[S_ARCHIVE_SIZE],
+				sc->f[S_STREAM_BYTES], out, &why) != 0)
+		return why;
+	if (*out &&
+	    (*out)->kind != seek_kind_of(wsnap_sidecar_compression(sc))) {
+		wsnap_seek_table_free(*out);
+		*out = NULL;
+		return "seek table of another compression";
+	}
+	return NULL;
+}
+
 enum wsnap_status wsnap_sidecar_index(const struct wsnap_sidecar *sc,
 				      const struct wsnap_policy *policy,
 				      uint64_t stream_bytes,
@@ -732,6 +834,9 @@ enum wsnap_status wsnap_sidecar_index(const struct wsnap_sidecar *sc,
 	idx->stats.stream_bytes = sc->f[S_STREAM_BYTES];
 	idx->stats.input_bytes = sc->f[S_INPUT_BYTES];
 	idx->stats.compression = wsnap_sidecar_compression(sc);
+	why = sidecar_seek(sc, &idx->seek);
+	if (why)
+		goto out;
 	pol = ixf_policy_bytes(policy, &plen);
 	if (!pol || !attach_digests(idx, sc, fd.dfirst)) {
 		st = wsnap_error_io(err, ENOMEM, NULL, "out of memory");

@@ -31,7 +31,7 @@ int wsnap_spans_piece(struct wsnap_spans *s, uint64_t in_off, uint64_t in_len,
 	struct wsnap_span *nv;
 
 	s->pieces++;
-	if (out_len > WSNAP_SPAN_MAX)
+	if (out_len > WSNAP_SPAN_MAX || in_len > WSNAP_SPAN_IN_MAX)
 		s->too_big = true;
 	if (boundary)
 		last = NULL; /* nothing joins the span before a boundary */
@@ -46,6 +46,7 @@ int wsnap_spans_piece(struct wsnap_spans *s, uint64_t in_off, uint64_t in_len,
 		return 0;
 	}
 	if (last && !s->pending &&
+	    in_off + in_len - last->in_off <= WSNAP_SPAN_IN_MAX &&
 	    (out_len == 0 || (last->out_len < WSNAP_SPAN_MIN &&
 			      out_len <= WSNAP_SPAN_MAX - last->out_len))) {
 		last->in_len = in_off + in_len - last->in_off;
@@ -87,7 +88,8 @@ bool wsnap_spans_valid(const struct wsnap_span *v, size_t n, uint64_t src_size,
 
 		if (sp->out_off != out || sp->out_len == 0 ||
 		    sp->out_len > WSNAP_SPAN_MAX || sp->in_len == 0 ||
-		    sp->in_off < in || sp->in_off > src_size ||
+		    sp->in_len > WSNAP_SPAN_IN_MAX || sp->in_off < in ||
+		    sp->in_off > src_size ||
 		    sp->in_len > src_size - sp->in_off || sp->check > 15)
 			return false;
 		in = sp->in_off + sp->in_len;
@@ -116,6 +118,91 @@ size_t wsnap_spans_find(const struct wsnap_span *v, size_t n, uint64_t off)
 			return mid;
 	}
 	return n;
+}
+
+/* ---- spans as a seek table (seek.h) ------------------------------------- */
+
+#define AUX_LEN(a)   ((a)&0xffffffffu)
+#define AUX_CHECK(a) ((uint32_t)((a) >> 32) & 0xffu)
+#define AUX_SKIP(a)  ((a) >> 40)
+
+int wsnap_spans_seek_table(const struct wsnap_spans *s, uint64_t in_size,
+			   uint64_t stream_size, struct wsnap_seek_table **out)
+{
+	struct wsnap_seek_table t;
+	size_t i;
+	int rc = 0;
+
+	*out = NULL;
+	if (!s->n || s->too_big || s->kind == 0)
+		return -EINVAL;
+	wsnap_seek_table_init(&t, s->kind == WSNAP_SPAN_XZ ? WSNAP_SEEK_XZ
+							   : WSNAP_SEEK_ZSTD);
+	for (i = 0; i < s->n && !rc; i++) {
+		const struct wsnap_span *sp = &s->v[i];
+		struct wsnap_seek_point p = {0};
+
+		p.in = i ? sp->in_off : 0;
+		p.out = sp->out_off;
+		p.base = p.out;
+		p.flags = WSNAP_SEEK_UNIT_START;
+		if (sp->in_len > UINT32_MAX || sp->in_off - p.in >= 1u << 24)
+			rc = -EINVAL;
+		else
+			p.aux = sp->in_len | (uint64_t)sp->check << 32 |
+				(sp->in_off - p.in) << 40;
+		if (!rc)
+			rc = wsnap_seek_table_add(&t, &p, NULL, 0);
+	}
+	if (!rc)
+		rc = wsnap_seek_table_finish(&t, in_size, stream_size);
+	if (!rc && !(*out = wsnap_seek_table_move(&t)))
+		rc = -ENOMEM;
+	wsnap_seek_table_release(&t);
+	return rc;
+}
+
+/* Span i of an xz or zstd table, its aux checked against the points and
+ * the object. */
+static int seek_span(const struct wsnap_seek_table *t, size_t i,
+		     struct wsnap_source *src, struct wsnap_span *sp)
+{
+	const struct wsnap_seek_point *p = &t->points[i];
+	uint64_t next = i + 1 < t->n ? t->points[i + 1].in : t->in_size;
+
+	sp->in_off = p->in + AUX_SKIP(p->aux);
+	sp->in_len = AUX_LEN(p->aux);
+	sp->check = AUX_CHECK(p->aux);
+	sp->out_off = p->out;
+	sp->out_len = wsnap_seek_span_end(t, i) - p->out;
+	sp->pieces = 0;
+	if (sp->in_len == 0 || sp->in_len > WSNAP_SPAN_IN_MAX ||
+	    sp->in_off < p->in || sp->in_off > next ||
+	    sp->in_len > next - sp->in_off || next > src->size ||
+	    sp->check > 15 || (t->kind == WSNAP_SEEK_ZSTD && sp->check) ||
+	    sp->out_len > WSNAP_SPAN_MAX)
+		return -EIO;
+	return 0;
+}
+
+int wsnap_seek_xz_span(const struct wsnap_seek_table *t, size_t i,
+		       struct wsnap_source *src, unsigned char *out)
+{
+	struct wsnap_span sp;
+	int rc = seek_span(t, i, src, &sp);
+
+	return rc ? rc
+		  : wsnap_xz_span_read(src, &sp, 0, out, (size_t)sp.out_len);
+}
+
+int wsnap_seek_zstd_span(const struct wsnap_seek_table *t, size_t i,
+			 struct wsnap_source *src, unsigned char *out)
+{
+	struct wsnap_span sp;
+	int rc = seek_span(t, i, src, &sp);
+
+	return rc ? rc
+		  : wsnap_zstd_span_read(src, &sp, 0, out, (size_t)sp.out_len);
 }
 
 /* ---- the zstd seekable format's seek table ------------------------------ */

@@ -16,8 +16,8 @@
  *    previous one ends, and in the input at or after its end (zstd frames
  *    are back to back; between two xz streams lie an index, a footer,
  *    padding and a header);
- *  - every out_len is in (0, WSNAP_SPAN_MAX], every in_len is > 0 and
- *    everything lies inside the source's size.
+ *  - every out_len is in (0, WSNAP_SPAN_MAX], every in_len in
+ *    (0, WSNAP_SPAN_IN_MAX], and everything lies inside the source's size.
  * A decoder gives a span's bytes only once the whole span decoded to
  * exactly out_len bytes from exactly in_len input bytes with every check
  * it carries verified (xz block checks, zstd content checksums); anything
@@ -30,13 +30,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "seek.h"
 #include "stream.h"
 
 /* Decoded bytes under which a span takes in the next piece, and over which
  * no span grows (a piece larger than this alone makes a stream that is not
  * read in place: wsnap_spans_seekable). */
-#define WSNAP_SPAN_MIN (1u << 20)
-#define WSNAP_SPAN_MAX (32u << 20)
+#define WSNAP_SPAN_MIN	  (1u << 20)
+#define WSNAP_SPAN_MAX	  WSNAP_SEEK_SPAN_MAX
+#define WSNAP_SPAN_IN_MAX WSNAP_SEEK_SPAN_IN_MAX
 
 /* Most spans kept for one stream: 2^22 spans of at least 1 MiB are 4 TiB
  * of decoded stream, and 128 MiB of table. */
@@ -113,6 +115,27 @@ int wsnap_zstd_span_read(struct wsnap_source *src, const struct wsnap_span *sp,
 			 uint64_t from, void *buf, size_t len);
 int wsnap_xz_span_read(struct wsnap_source *src, const struct wsnap_span *sp,
 		       uint64_t from, void *buf, size_t len);
+
+/*
+ * The spans as a seek table of kind WSNAP_SEEK_XZ or WSNAP_SEEK_ZSTD
+ * (seek.h) over a compressed object of in_size bytes: one UNIT_START point
+ * per span at its in_off (the first at 0, as seek.h wants: its real start
+ * goes into aux), aux = in_len | check << 32 | (in_off - point.in) << 40.
+ * Returns 0 and *out (the caller's, wsnap_seek_table_free), -EINVAL when
+ * the spans break a bound of seek.h (the stream is then spilled), or
+ * -ENOMEM.
+ */
+int wsnap_spans_seek_table(const struct wsnap_spans *s, uint64_t in_size,
+			   uint64_t stream_size, struct wsnap_seek_table **out);
+
+/* The span decoders of seekstream.c for xz and zstd tables (seek.h,
+ * wsnap_seek_span_fn): span i from its point and aux, which are checked
+ * (a stored table is hostile input: a span outside the object, between
+ * the points, or of a check type that does not exist is -EIO). */
+int wsnap_seek_xz_span(const struct wsnap_seek_table *t, size_t i,
+		       struct wsnap_source *src, unsigned char *out);
+int wsnap_seek_zstd_span(const struct wsnap_seek_table *t, size_t i,
+			 struct wsnap_source *src, unsigned char *out);
 
 /* ---- the zstd seekable format's seek table ------------------------------ */
 

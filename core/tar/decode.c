@@ -3,6 +3,10 @@
  * The decompressors of the piped layout (tar_private.h, "decode.c"): how
  * the input becomes the decoded tar stream that input.c hands to the tar
  * parser. Three decoders behind one interface:
+ *  - gzip: our own (core/stream/gzip.c: zlib's raw inflate, every member's
+ *    header bounded and trailer checked, any number of members). For a
+ *    regular file it also records seek points (seek.h), which the result
+ *    hands over, so that the data is read in place afterwards;
  *  - xz: liblzma, run here, because libarchive's xz filter gives liblzma
  *    no memory limit (a block header may declare a 4 GiB dictionary). The
  *    decoder has WSNAP_READER_XZ_MEMLIMIT; beyond it, and for any corrupt
@@ -11,24 +15,21 @@
  *    stream, which liblzma reads to the end of the input;
  *    (decode_xzidx.c then takes the blocks of a regular file from its
  *    indexes, as restart points);
- *  - zstd (by the frame magic): libzstd, in decode_zstd.c, which records
- *    every frame as a restart point, with libzstd's default window limit
- *    (WSNAP_READER_ZSTD_WINDOW_MAX);
- *  - everything else: an "outer" libarchive reader (gzip, bzip2, zstd
- *    that starts with a skippable frame, and lz4 filters, then the raw
- *    format; "none" for a plain pipe). libarchive does not check the
- *    gzip trailer, so its CRC-32 and length are checked here, and only
- *    zero padding may follow the stream.
- * The first chunk of input is read before either is chosen (the xz magic
- * is looked for in it); libarchive's read callback hands that chunk over
- * first.
+ *  - zstd (by the frame magic, after any skippable frames): libzstd, in
+ *    decode_zstd.c, which records every frame as a restart point, with
+ *    libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
+ *  - everything else: an "outer" libarchive reader (bzip2 and lz4
+ *    filters, then the raw format; "none" for a plain pipe).
+ * Only zero padding may follow a stream. The first chunk of input is read
+ * before a decoder is chosen (the gzip, xz and zstd magics are looked for
+ * in it); libarchive's read callback hands that chunk over first.
  *
  * Invariants:
  *  - the input is read in chunks into the reader's two alternating client
  *    buffers, so the bytes just past the end of a compressed stream (its
  *    trailer, and what follows it) are still at hand when it ends;
  *  - decoded bytes reach the reader only through wsnap_decoder_next, which
- *    counts them (stream_bytes) and feeds the gzip CRC-32;
+ *    counts them (stream_bytes);
  *  - an I/O error is recorded once (wsnap_reader_io); a stream error is
  *    recorded as an invalid stream with its detail (rd_decoder_invalid),
  *    which wsnap_reader_fail then passes on.
@@ -43,18 +44,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gzip.h"
+#include "seek.h"
+
 /* Bytes per read of a compressed input; decoded bytes per xz step. */
 #define RD_OUTER_CHUNK (256u << 10)
 #define RD_XZ_OUT      (256u << 10)
+#define RD_GZ_OUT      (256u << 10)
 
 /* The magic bytes of an xz stream. */
 static const unsigned char rd_xz_magic[] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
-
-/* CRC-32 (IEEE 802.3, as gzip), eight bytes per step. */
-struct wsnap_reader_crc {
-	uint32_t t[8][256];
-	uint32_t crc;
-};
 
 /* The xz decoder. */
 struct wsnap_xz {
@@ -63,46 +62,15 @@ struct wsnap_xz {
 	bool in_eof; /* the input has ended */
 };
 
-static void rd_crc_init(struct wsnap_reader_crc *c)
-{
-	uint32_t n, k, v;
-
-	for (n = 0; n < 256; n++) {
-		v = n;
-		for (k = 0; k < 8; k++)
-			v = v & 1 ? 0xedb88320u ^ (v >> 1) : v >> 1;
-		c->t[0][n] = v;
-	}
-	for (n = 0; n < 256; n++)
-		for (k = 1; k < 8; k++)
-			c->t[k][n] = c->t[0][c->t[k - 1][n] & 0xff] ^
-				     (c->t[k - 1][n] >> 8);
-	c->crc = 0xffffffffu;
-}
-
-static uint32_t rd_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static void rd_crc_update(struct wsnap_reader_crc *c, const unsigned char *p,
-			  size_t n)
-{
-	uint32_t v = c->crc;
-
-	for (; n >= 8; p += 8, n -= 8) {
-		uint32_t a = rd_le32(p) ^ v, b = rd_le32(p + 4);
-
-		v = c->t[7][a & 0xff] ^ c->t[6][(a >> 8) & 0xff] ^
-		    c->t[5][(a >> 16) & 0xff] ^ c->t[4][a >> 24] ^
-		    c->t[3][b & 0xff] ^ c->t[2][(b >> 8) & 0xff] ^
-		    c->t[1][(b >> 16) & 0xff] ^ c->t[0][b >> 24];
-	}
-	while (n--)
-		v = c->t[0][(v ^ *p++) & 0xff] ^ (v >> 8);
-	c->crc = v;
-}
+/* The gzip decoder: ours, over the current input chunk. */
+struct wsnap_gz {
+	struct wsnap_gzip *g;
+	const unsigned char *in; /* what is left of the current chunk */
+	size_t in_len;
+	bool in_eof;
+	bool ended; /* the last member has ended */
+	unsigned char out[RD_GZ_OUT];
+};
 
 /* The next chunk of input into the other client buffer, which becomes the
  * current one; NULL on an I/O error (recorded). */
@@ -211,8 +179,7 @@ static enum wsnap_status rd_outer_open(struct wsnap_reader *r)
 	r->dec.outer = a;
 	if (!a)
 		return wsnap_reader_io(r, ENOMEM, "out of memory");
-	if (archive_read_support_filter_gzip(a) != ARCHIVE_OK ||
-	    archive_read_support_filter_bzip2(a) != ARCHIVE_OK ||
+	if (archive_read_support_filter_bzip2(a) != ARCHIVE_OK ||
 	    archive_read_support_filter_zstd(a) != ARCHIVE_OK ||
 	    archive_read_support_filter_lz4(a) != ARCHIVE_OK ||
 	    archive_read_support_format_raw(a) != ARCHIVE_OK ||
@@ -236,12 +203,26 @@ static enum wsnap_status rd_outer_open(struct wsnap_reader *r)
 		rd_decoder_invalid(r, archive_error_string(a));
 		return wsnap_reader_fail(r, a);
 	}
-	if (strcmp(r->dec.compression, "gzip") == 0) {
-		r->dec.crc = malloc(sizeof(*r->dec.crc));
-		if (!r->dec.crc)
-			return wsnap_reader_io(r, ENOMEM, "out of memory");
-		rd_crc_init(r->dec.crc);
+	return WSNAP_OK;
+}
+
+/* gzip: ours, recording seek points when the input is a regular file. */
+static enum wsnap_status rd_gz_open(struct wsnap_reader *r,
+				    const struct wsnap_reader_outbuf *first)
+{
+	struct wsnap_gz *z = malloc(sizeof(*z));
+
+	r->dec.gz = z;
+	if (!z || wsnap_gzip_new(&z->g, r->regular && !r->opts->no_seek)) {
+		free(z);
+		r->dec.gz = NULL;
+		return wsnap_reader_io(r, ENOMEM, "out of memory");
 	}
+	z->in = first->data;
+	z->in_len = first->len;
+	z->in_eof = first->len == 0;
+	z->ended = false;
+	r->dec.compression = "gzip";
 	return WSNAP_OK;
 }
 
@@ -287,6 +268,9 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 		st = rd_xz_open(r, first);
 	} else if (wsnap_decoder_is_zstd(first->data, first->len)) {
 		st = wsnap_decoder_zstd_open(r, first);
+	} else if (first->len >= 2 && first->data[0] == 0x1f &&
+		   first->data[1] == 0x8b) {
+		st = rd_gz_open(r, first);
 	} else {
 		r->dec.peeked = true;
 		st = rd_outer_open(r);
@@ -340,6 +324,87 @@ static bool rd_xz_next(struct wsnap_reader *r)
 	return true;
 }
 
+/* The compression whose magic starts p, for a second layer; NULL. */
+static const char *rd_inner_magic(const unsigned char *p, size_t n)
+{
+	if (n >= sizeof(rd_xz_magic) &&
+	    memcmp(p, rd_xz_magic, sizeof(rd_xz_magic)) == 0)
+		return "xz";
+	if (n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8)
+		return "gzip";
+	if (n >= 4 && (memcmp(p, "BZh", 3) == 0 ||
+		       memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0 ||
+		       memcmp(p, "\x04\x22\x4d\x18", 4) == 0))
+		return rd_magic_name(p, n);
+	return NULL;
+}
+
+/* gzip: the next decoded bytes into pend; false on an error. */
+static bool rd_gz_next(struct wsnap_reader *r)
+{
+	struct wsnap_gz *z = r->dec.gz;
+	enum wsnap_gzip_status gs;
+	const char *why, *inner;
+	uint64_t at;
+	size_t got = 0;
+
+	for (;;) {
+		if (!z->in_len && !z->in_eof) {
+			const struct wsnap_reader_outbuf *b = rd_input_chunk(r);
+
+			if (!b)
+				return false;
+			z->in = b->data;
+			z->in_len = b->len;
+			z->in_eof = b->len == 0;
+		}
+		gs = wsnap_gzip_decode(z->g, &z->in, &z->in_len, z->in_eof,
+				       z->out, sizeof(z->out), &got);
+		if (gs != WSNAP_GZIP_OK || got)
+			break;
+	}
+	switch (gs) {
+	case WSNAP_GZIP_OK:
+		break;
+	case WSNAP_GZIP_END:
+		z->ended = true;
+		r->dec.eof = true;
+		break;
+	case WSNAP_GZIP_TRUNCATED:
+		return rd_decoder_invalid(r, NULL);
+	case WSNAP_GZIP_NOMEM:
+		wsnap_reader_io(r, ENOMEM, "out of memory");
+		return false;
+	case WSNAP_GZIP_TRAILER:
+		why = wsnap_gzip_error(z->g, &at);
+		r->dec.said = true;
+		wsnap_reader_invalid(r, "%s, at byte %llu", why,
+				     (unsigned long long)at);
+		return false;
+	default:
+		why = wsnap_gzip_error(z->g, &at);
+		r->dec.said = true;
+		wsnap_reader_invalid(r,
+				     "corrupt gzip stream before byte %llu: "
+				     "%s",
+				     (unsigned long long)at + 1, why);
+		return false;
+	}
+	/* a second layer of compression is not a tar stream */
+	if (got && r->stream_bytes == 0 &&
+	    (inner = rd_inner_magic(z->out, got)) != NULL) {
+		r->dec.said = true;
+		wsnap_reader_invalid(r,
+				     "more than one layer of compression: "
+				     "gzip over %s",
+				     inner);
+		return false;
+	}
+	r->pend = z->out;
+	r->pend_len = got;
+	return true;
+}
+
 bool wsnap_decoder_next(struct wsnap_reader *r)
 {
 	const void *p;
@@ -353,6 +418,9 @@ bool wsnap_decoder_next(struct wsnap_reader *r)
 				return false;
 		} else if (r->dec.zstd) {
 			if (!wsnap_decoder_zstd_next(r))
+				return false;
+		} else if (r->dec.gz) {
+			if (!rd_gz_next(r))
 				return false;
 		} else {
 			ret = archive_read_data_block(r->dec.outer, &p, &len,
@@ -370,67 +438,8 @@ bool wsnap_decoder_next(struct wsnap_reader *r)
 		wsnap_reader_keep_head(r->dhead, &r->dhead_len, r->pend,
 				       r->pend_len);
 		r->stream_bytes += r->pend_len;
-		if (r->dec.crc)
-			rd_crc_update(r->dec.crc, r->pend, r->pend_len);
 	}
 	return true;
-}
-
-/* Copies input bytes [off, off + n) from the client buffers, or from the
- * file; false if they are not at hand. */
-static bool rd_input_at(struct wsnap_reader *r, uint64_t off,
-			unsigned char *out, size_t n)
-{
-	size_t i, got = 0;
-
-	for (i = 0; i < 2 && got < n; i++) {
-		int k = r->ocur ^ 1 ^ (int)i; /* older buffer first */
-		const struct wsnap_reader_outbuf *b = &r->obuf[k];
-		uint64_t at = off + got;
-
-		if (b->len && at >= b->off && at < b->off + b->len) {
-			size_t c = (size_t)(b->off + b->len - at);
-
-			if (c > n - got)
-				c = n - got;
-			memcpy(out + got, b->data + (at - b->off), c);
-			got += c;
-		}
-	}
-	if (got == n)
-		return true;
-	if (!r->regular)
-		return false;
-	while (got < n) {
-		ssize_t m =
-			pread(r->fd, out + got, n - got, (off_t)(off + got));
-
-		if (m < 0 && errno == EINTR)
-			continue;
-		if (m < 0) {
-			wsnap_reader_io(r, errno, "cannot read archive");
-			return false;
-		}
-		if (m == 0)
-			return false;
-		got += (size_t)m;
-	}
-	return true;
-}
-
-/*
- * gzip ends with the CRC-32 and the length (mod 2^32) of what it decoded;
- * libarchive skips both unchecked. A stream of several gzip members does
- * not match the last member's trailer and is refused with the rest.
- */
-static bool rd_gzip_trailer_ok(struct wsnap_reader *r, uint64_t used)
-{
-	unsigned char t[8];
-
-	if (used < 8 || !rd_input_at(r, used - 8, t, sizeof(t)))
-		return false;
-	return rd_le32(t) == (r->dec.crc->crc ^ 0xffffffffu) &&
-	       rd_le32(t + 4) == (uint32_t)r->stream_bytes;
 }
 
 static enum wsnap_status rd_after_stream(struct wsnap_reader *r, uint64_t used)
@@ -453,12 +462,19 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 	int i;
 
 	/* liblzma and libzstd read their streams to the end of the input */
-	if (r->dec.xz)
-		return wsnap_decoder_xz_spans(r);
-	if (r->dec.zstd || strcmp(r->dec.compression, "none") == 0)
+	if (r->dec.xz || r->dec.zstd) {
+		/* the blocks read from the indexes before the pass must be
+		 * what the pass decoded (liblzma checked each index) */
+		if (r->spans.out_end != r->stream_bytes)
+			r->spans_lost = true;
 		return WSNAP_OK;
-	/* bytes the decompressor took from the input */
-	used = archive_filter_bytes(r->dec.outer, -1);
+	}
+	if (strcmp(r->dec.compression, "none") == 0)
+		return WSNAP_OK;
+	/* bytes the decompressor took from the input (gzip: its members,
+	 * each trailer checked already) */
+	used = r->dec.gz ? (int64_t)wsnap_gzip_in_used(r->dec.gz->g)
+			 : archive_filter_bytes(r->dec.outer, -1);
 	if (used < 0 || (uint64_t)used > r->in_pos)
 		return wsnap_reader_invalid(r, "%s stream of unknown length",
 					    r->dec.compression);
@@ -474,15 +490,6 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 	}
 	if ((uint64_t)used < r->obuf[0].off && (uint64_t)used < r->obuf[1].off)
 		return rd_after_stream(r, (uint64_t)used); /* cannot check */
-	if (r->dec.crc && !rd_gzip_trailer_ok(r, (uint64_t)used))
-		return r->io_failed
-			       ? WSNAP_IO
-			       : wsnap_reader_invalid(
-					 r,
-					 "gzip trailer (CRC-32 and length) "
-					 "does not match the data, at byte "
-					 "%llu",
-					 (unsigned long long)used - 8);
 	for (;;) {
 		const struct wsnap_reader_outbuf *b = rd_input_chunk(r);
 
@@ -505,8 +512,19 @@ void wsnap_decoder_release(struct wsnap_reader *r)
 	free(r->dec.xz);
 	r->dec.xz = NULL;
 	wsnap_decoder_zstd_release(r);
-	free(r->dec.crc);
-	r->dec.crc = NULL;
+	if (r->dec.gz)
+		wsnap_gzip_free(r->dec.gz->g);
+	free(r->dec.gz);
+	r->dec.gz = NULL;
+}
+
+struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r)
+{
+	if (r->dec.xz || r->dec.zstd)
+		return wsnap_decoder_spans_seek(r);
+	return r->dec.gz && r->dec.gz->ended
+		       ? wsnap_gzip_take_table(r->dec.gz->g)
+		       : NULL;
 }
 
 const struct wsnap_reader_outbuf *wsnap_decoder_chunk(struct wsnap_reader *r)

@@ -1,16 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The blocks of a regular xz file as restart points (tar_private.h,
- * wsnap_decoder_xz_spans). The validation pass decoded the file with
+ * wsnap_decoder_xz_spans), read before the validation pass from the
+ * file's indexes with lzma_file_info_decoder (footers, indexes and
+ * padding, from the end, seeking). The pass then decodes the file with
  * liblzma's stream decoder, which checks every stream's index against the
  * blocks it decoded (sizes of each block, their count) and the footer
- * against the index; so the indexes, read again here from the file with
- * lzma_file_info_decoder (footers, indexes and padding, from the end,
- * seeking), describe the blocks that were decoded, as long as the file is
- * the one that was read (the caller's identity check). They must still
- * add up to exactly the file's size and the decoded stream's: anything
- * else (or an index that needs more than WSNAP_READER_XZ_MEMLIMIT to hold)
- * leaves the stream without spans, to be read through a spill.
+ * against the index; so the indexes describe the blocks that were
+ * decoded, as long as the file is the one that was read (the caller's
+ * identity check). They must add up to exactly the file's size and, once
+ * decoded, the stream's (wsnap_decoder_finish): anything else (or an index
+ * that needs more than WSNAP_READER_XZ_MEMLIMIT to hold) leaves the stream
+ * without spans, to be read through a spill.
  */
 #include "tar_private.h"
 
@@ -88,8 +89,7 @@ enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r)
 		r->spans_lost = true;
 		return WSNAP_OK;
 	}
-	if (lzma_index_file_size(idx) != r->size ||
-	    lzma_index_uncompressed_size(idx) != r->stream_bytes)
+	if (lzma_index_file_size(idx) != r->size)
 		r->spans_lost = true;
 	lzma_index_iter_init(&it, idx);
 	while (!r->spans_lost && !rc &&
@@ -107,10 +107,10 @@ enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r)
 			(uint32_t)f->check, it.stream.number != stream);
 		stream = it.stream.number;
 	}
+	if (rc || r->spans.out_end != lzma_index_uncompressed_size(idx))
+		r->spans_lost = true;
 	lzma_index_end(idx, NULL);
 	if (rc == -ENOMEM)
 		return wsnap_reader_io(r, ENOMEM, "out of memory");
-	if (rc || r->spans.out_end != r->stream_bytes)
-		r->spans_lost = true;
 	return WSNAP_OK;
 }

@@ -271,6 +271,40 @@ bool wsnap_decoder_zstd_next(struct wsnap_reader *r)
 	return true;
 }
 
+bool wsnap_decoder_zstd_may_seek(struct wsnap_reader *r)
+{
+	struct wsnap_zstd *z = r->dec.zstd;
+	const unsigned char *p = r->head;
+	size_t n = r->head_len, at = 0, i;
+	struct wsnap_spans s;
+	unsigned long long size;
+	bool ok;
+
+	if (z->table) {
+		/* the spans the table's frames would make */
+		wsnap_spans_init(&s, WSNAP_SPAN_ZSTD);
+		for (i = 0; i < z->table_n; i++)
+			if (wsnap_spans_piece(
+				    &s, z->table[i].in_off, z->table[i].in_len,
+				    z->table[i].out_len, 0, false) != 0)
+				break;
+		ok = i == z->table_n && s.n && !s.too_big;
+		wsnap_spans_release(&s);
+		return ok;
+	}
+	/* the first frame, after any skippable ones in the first block */
+	while (n - at >= 8 && (rd_le32(p + at) & 0xfffffff0u) == 0x184d2a50u) {
+		uint32_t skip = rd_le32(p + at + 4);
+
+		if (skip > n - at - 8)
+			return false;
+		at += 8 + (size_t)skip;
+	}
+	size = ZSTD_getFrameContentSize(p + at, n - at);
+	return size != ZSTD_CONTENTSIZE_UNKNOWN &&
+	       size != ZSTD_CONTENTSIZE_ERROR && size <= WSNAP_SPAN_MAX;
+}
+
 void wsnap_decoder_zstd_release(struct wsnap_reader *r)
 {
 	struct wsnap_zstd *z = r->dec.zstd;

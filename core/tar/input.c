@@ -8,15 +8,18 @@
  *  - direct: an uncompressed regular file. The inner reader pulls the file
  *    through rd_direct_read (pread) and skips member data with
  *    rd_direct_skip (no read at all), so the cost grows with the members;
- *  - piped: anything compressed, or a pipe. A decoder (decode.c: liblzma
- *    for xz, an "outer" libarchive reader for the rest) decodes the input;
- *    the inner reader pulls the decoded bytes through rd_piped_read; with
- *    keep_data they are also written to an unlinked "spill" file, whose
- *    offsets equal stream offsets. After the tar end the rest of the
- *    stream is decoded to its very end, so a bad trailer or a truncated
- *    stream is seen, but no further than WSNAP_READER_MAX_TRAILING_BYTES
- *    past the end-of-archive marker: beyond that the stream is invalid
- *    (a plain file is measured by its size), so what follows the marker
+ *  - piped: anything compressed, or a pipe. A decoder (decode.c: ours for
+ *    gzip, liblzma for xz, an "outer" libarchive reader for the rest)
+ *    decodes the input; the inner reader pulls the decoded bytes through
+ *    rd_piped_read; with keep_data they are also written to an unlinked
+ *    "spill" file, whose offsets equal stream offsets, unless the stream
+ *    is seekable (gzip in a regular file: seek points are recorded
+ *    instead, and the data is read in place later). After the tar end
+ *    the rest of the stream is decoded to its very end, so a bad trailer
+ *    or a truncated stream is seen, but no further than
+ *    WSNAP_READER_MAX_TRAILING_BYTES past the end-of-archive marker:
+ *    beyond that the stream is invalid (a plain file is measured by its
+ *    size), so what follows the marker
  *    costs bounded work whatever it decodes to.
  *
  * Invariants:
@@ -283,7 +286,12 @@ enum wsnap_status wsnap_reader_layout(struct wsnap_reader *r,
 		r->win_len = 0;
 		return WSNAP_OK;
 	}
-	if (r->opts->keep_data) {
+	/* gzip in a regular file is read in place from its seek points; xz
+	 * and zstd where their blocks or frames will do */
+	r->seekable =
+		r->regular && !r->opts->no_seek &&
+		(strcmp(compression, "gzip") == 0 || wsnap_decoder_may_seek(r));
+	if (r->opts->keep_data && !r->seekable) {
 		r->spill_fd = rd_open_spill(r);
 		if (r->spill_fd < 0)
 			return WSNAP_IO;

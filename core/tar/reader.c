@@ -36,6 +36,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "seek.h"
+
 static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 				void *ctx, struct wsnap_reader_result *res)
 {
@@ -82,6 +84,8 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 					    compression);
 	res->stream_bytes = r->direct ? r->size : r->stream_bytes;
 	res->input_bytes = r->input_bytes;
+	/* gzip's points, or the spans of xz and zstd as a seek table */
+	res->seek = wsnap_decoder_take_seek(r);
 	res->zstd_table = r->zstd_table;
 	/* restart points of a regular xz or zstd file (decode_zstd.c,
 	 * decode_xzidx.c), handed over when they are sound */
@@ -96,12 +100,12 @@ static enum wsnap_status rd_run(struct wsnap_reader *r, wsnap_reader_fn fn,
 		r->spans.n = 0;
 	}
 	if (r->opts->keep_data) {
-		if (r->direct) {
+		if (r->direct || (r->seekable && res->seek)) {
 			res->data_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
 			if (res->data_fd < 0)
 				return wsnap_reader_io(r, errno,
 						       "cannot dup archive");
-		} else {
+		} else if (!r->seekable) {
 			res->data_fd = r->spill_fd;
 			res->spilled = true;
 			r->spill_fd = -1;
@@ -156,9 +160,16 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 		res.nspans = 0;
 		res.seekable = false;
 	}
-	if (result)
+	if (st != WSNAP_OK) {
+		wsnap_seek_table_free(res.seek);
+		res.seek = NULL;
+	}
+	if (result) {
 		*result = res;
-	else if (res.data_fd >= 0)
-		close(res.data_fd);
+	} else {
+		if (res.data_fd >= 0)
+			close(res.data_fd);
+		wsnap_seek_table_free(res.seek);
+	}
 	return st;
 }

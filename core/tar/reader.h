@@ -143,6 +143,16 @@ struct wsnap_reader_opts {
 	 * (result.spans, which the caller then frees).
 	 */
 	bool want_spans;
+	/*
+	 * Record no seek points: a compressed stream that keep_data needs is
+	 * spilled even where it could be read in place (the fallback when a
+	 * table cannot be used).
+	 */
+	bool no_seek;
+	/* With keep_data, a compressed archive read in place: the most
+	 * decoded bytes its span cache keeps (0: WSNAP_SEEK_CACHE_DEFAULT,
+	 * 64 MiB) */
+	size_t span_cache_bytes;
 };
 
 /* The zstd seekable format's seek table at the end of a zstd file. */
@@ -155,6 +165,7 @@ enum wsnap_zstd_table {
 };
 
 struct wsnap_span;
+struct wsnap_seek_table;
 struct wsnap_reader_result {
 	/*
 	 * With keep_data: a descriptor (owned by the caller, O_CLOEXEC) from
@@ -179,6 +190,16 @@ struct wsnap_reader_result {
 	bool seekable;
 	uint64_t pieces;
 	enum wsnap_zstd_table zstd_table;
+	/*
+	 * A compressed regular file (gzip; xz and zstd with restart points)
+	 * decoded with seek points: the
+	 * table (owned by the caller, wsnap_seek_table_free; seek.h), else
+	 * NULL. With keep_data, data_fd is then a dup of the input (the
+	 * compressed archive, not the stream) and nothing was spilled; when
+	 * no table could be kept there, data_fd is -1 and the caller spills
+	 * with no_seek (wsnap_index_build does).
+	 */
+	struct wsnap_seek_table *seek;
 };
 
 /*

@@ -44,19 +44,19 @@ struct wsnap_reader_outbuf {
 	uint64_t off; /* input offset of data[0] */
 };
 
-struct wsnap_reader_crc; /* CRC-32 of a gzip stream (decode.c) */
-struct wsnap_xz;	 /* the xz decoder (decode.c) */
-struct wsnap_zstd;	 /* the zstd decoder (decode_zstd.c) */
+struct wsnap_gz;   /* the gzip decoder (decode.c) */
+struct wsnap_xz;   /* the xz decoder (decode.c) */
+struct wsnap_zstd; /* the zstd decoder (decode_zstd.c) */
+struct wsnap_seek_table;
 
-/* The decompressor of the piped layout (decode.c): one of outer and xz. */
+/* The decompressor of the piped layout (decode.c): one of outer, gz, xz
+ * and zstd. */
 struct wsnap_decoder {
 	const char *compression; /* "none", "gzip", ... (static) */
-	struct archive *outer;	 /* libarchive: all but xz, and "none" */
+	struct archive *outer;	 /* libarchive: bzip2, lz4, "none" */
+	struct wsnap_gz *gz;	 /* ours: every member's trailer checked */
 	struct wsnap_xz *xz;	 /* liblzma, with a memory limit */
 	struct wsnap_zstd *zstd; /* libzstd, recording its frames */
-	/* gzip: CRC-32 of the decoded stream (libarchive does not check
-	 * the gzip trailer) */
-	struct wsnap_reader_crc *crc;
 	bool peeked; /* the outer reader has not had the first chunk yet */
 	bool eof;    /* the decoded stream has ended */
 	bool said;   /* it failed and recorded why (diagnose.c) */
@@ -66,6 +66,7 @@ struct wsnap_reader {
 	int fd;
 	bool direct;   /* plain regular file read in place */
 	bool regular;  /* fd is a regular file (pread from offset 0) */
+	bool seekable; /* piped, but read in place from seek points: no spill */
 	uint64_t size; /* regular file size at the start */
 	uint64_t in_pos;
 	uint64_t input_bytes; /* bytes read from fd */
@@ -238,18 +239,42 @@ wsnap_decoder_zstd_open(struct wsnap_reader *r,
 /* wsnap_decoder_next's step for zstd: the next decoded bytes into pend. */
 bool wsnap_decoder_zstd_next(struct wsnap_reader *r);
 void wsnap_decoder_zstd_release(struct wsnap_reader *r);
+/* wsnap_decoder_may_seek for zstd (decode_spans.c). */
+bool wsnap_decoder_zstd_may_seek(struct wsnap_reader *r);
 
 /* ---- decode_xzidx.c ----------------------------------------------------- */
 
 /*
- * Once a regular xz input was decoded to its end (every stream's index
- * checked against its blocks by liblzma): the blocks, from the streams'
- * indexes read again from the file, as spans; they must describe exactly
- * the input's size and the stream_bytes decoded. A file whose indexes
- * cannot be read so, or disagree, keeps no spans (it is read through a
- * spill), which is no error. Errors: WSNAP_IO (out of memory).
+ * Before a regular xz input is decoded: the blocks, from the streams'
+ * indexes read from the end of the file, as spans (r->spans), which must
+ * add up to the input's size. The pass then checks every index against
+ * the blocks (liblzma's stream decoder) and the spans against the bytes
+ * decoded (wsnap_decoder_finish). A file whose indexes cannot be read so
+ * keeps no spans (spans_lost: it is read through a spill), which is no
+ * error. Errors: WSNAP_IO (out of memory).
  */
 enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r);
+
+/* ---- decode_spans.c ----------------------------------------------------- */
+
+/*
+ * At the layout's choice, for xz and zstd in a regular file: whether the
+ * stream will likely be read in place, so that no spill is written: xz
+ * when the blocks of its indexes keep the bounds of seek.h; zstd when its
+ * seek table does, or else when its first frame declares a content size
+ * within them. A guess that the pass proves wrong gives no seek table,
+ * and the caller spills with no_seek (wsnap_index_build).
+ */
+bool wsnap_decoder_may_seek(struct wsnap_reader *r);
+
+/* Once an xz or zstd stream has ended: its spans as a seek table (the
+ * caller's), NULL when there are none or they cannot be one. */
+struct wsnap_seek_table *wsnap_decoder_spans_seek(struct wsnap_reader *r);
+
+/* Once the stream has ended: the seek table recorded while it was decoded
+ * (the caller's; wsnap_seek_table_free), NULL when none was (not gzip, not
+ * a regular file, given up). */
+struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r);
 
 /* ---- member.c ----------------------------------------------------------- */
 

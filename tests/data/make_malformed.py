@@ -23,6 +23,7 @@ whole directory small: bombs are made of RLE blocks (zstd) or nested gzip.
 
 import io
 import os
+import struct
 import sys
 import zipfile
 import zlib
@@ -34,6 +35,28 @@ GIB = 1 << 30
 INVALID = "wsnap: unsafe tar member '<tar>': invalid tar stream"
 DEFAULT_MAX_TOTAL = 64 * GIB
 
+
+def gz_member(data, extra=None, name=None, comment=None, hcrc=False,
+              bad_hcrc=False, flags=0):
+    """One gzip member with the optional header fields of RFC 1952."""
+    flg = flags
+    flg |= 0x04 if extra is not None else 0
+    flg |= 0x08 if name is not None else 0
+    flg |= 0x10 if comment is not None else 0
+    flg |= 0x02 if hcrc else 0
+    h = bytes([0x1f, 0x8b, 8, flg]) + b"\0\0\0\0" + b"\0\3"
+    if extra is not None:
+        h += struct.pack("<H", len(extra)) + extra
+    if name is not None:
+        h += name + b"\0"
+    if comment is not None:
+        h += comment + b"\0"
+    if hcrc:
+        c = zlib.crc32(h) & 0xffff
+        h += struct.pack("<H", c ^ 1 if bad_hcrc else c)
+    co = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = co.compress(data) + co.flush()
+    return h + body + struct.pack("<II", zlib.crc32(data), len(data))
 
 def rej(member, reason):
     """the policy-format message for an ASCII member name (Python repr)"""
@@ -151,14 +174,35 @@ def gen_compressed():
         assert not t.decompresses(name, data), name
         case(name, data, 3, INVALID, why=what + " wrong")
 
-    # Two gzip members back to back are one valid gzip stream, but
-    # libarchive checks no gzip trailer and does not say where a member
-    # ends, so the reader checks the CRC and length of the whole decoded
-    # stream against the last trailer: a multi-member stream is refused
-    # (documented in core/tar/reader.c; bgzip and pigz -i output are refused).
+    # Two gzip members back to back are one valid gzip stream (bgzip,
+    # pigz -i, cat a.gz b.gz): accepted, and the reader checks the CRC and
+    # length of every member against its own trailer (core/stream/gzip.c)
     half = len(BASE_BODY) // 2 // t.BLOCK * t.BLOCK
-    case("multimember.tar.gz", t.gz(BASE[:half]) + t.gz(BASE[half:]), 3,
-         INVALID, why="multi-member gzip: trailers cannot be checked")
+    g1, g2 = t.gz(BASE[:half]), t.gz(BASE[half:])
+    case("multimember.tar.gz", g1 + g2, 0, None,
+         why="multi-member gzip: every trailer checked")
+    case("multimember-bad-crc1.tar.gz", flip(g1, len(g1) - 8) + g2, 3,
+         INVALID, why="multi-member gzip: the first member's CRC wrong")
+    case("multimember-bad-crc2.tar.gz", g1 + flip(g2, len(g2) - 8), 3,
+         INVALID, why="multi-member gzip: the second member's CRC wrong")
+    case("multimember-bad-isize2.tar.gz", g1 + flip(g2, len(g2) - 1), 3,
+         INVALID, why="multi-member gzip: the second member's length wrong")
+    case("multimember-trunc2.tar.gz", g1 + g2[:len(g2) // 2], 3, INVALID,
+         why="multi-member gzip: the second member cut short")
+    # every optional header field of RFC 1952, bounded and checked
+    case("gzip-fields.tar.gz", gz_member(BASE, extra=b"ab" * 100,
+                                         name=b"snap.tar", comment=b"c",
+                                         hcrc=True), 0, None,
+         why="gzip FEXTRA, FNAME, FCOMMENT and FHCRC")
+    case("gzip-bad-hcrc.tar.gz", gz_member(BASE, name=b"snap.tar",
+                                           hcrc=True, bad_hcrc=True), 3,
+         INVALID, why="gzip FHCRC wrong")
+    case("gzip-reserved-flag.tar.gz", gz_member(BASE, flags=0x20), 3,
+         INVALID, why="gzip reserved header flag set")
+    case("gzip-unterminated-name.tar.gz",
+         gz_member(BASE, flags=0x08)[:10] + b"x" * 100, 3, INVALID,
+         why="gzip FNAME never ends")
+
     # nested compression: libarchive would unwrap filter after filter; the
     # policy names one compression of a tar stream, and a second layer only
     # multiplies a bomb's ratio (gzip in gzip: a million to one), so the

@@ -127,6 +127,11 @@ static int setup_gzip(void **state)
 	return setup_with(state, "gzip");
 }
 
+static int setup_bzip2(void **state)
+{
+	return setup_with(state, "bzip2");
+}
+
 static int teardown(void **state)
 {
 	struct fixture *f = *state;
@@ -493,14 +498,30 @@ static void test_fs_read_plain_archive_from_memory(void **state)
 	check_reads(f, false);
 }
 
-static void test_fs_read_compressed_archive_from_spill(void **state)
+/* gzip in a file is read in place through its seek points: from memory,
+ * no spill. */
+static void test_fs_read_gzip_archive_in_place(void **state)
 {
 	struct fixture *f = *state;
 	struct wsnap_index_stats st;
 
 	wsnap_index_stats(f->idx, &st);
 	assert_string_equal(st.compression, "gzip");
-	/* the data descriptor is not the archive: it is the spill file */
+	assert_false(wsnap_index_data_spilled(f->idx));
+	assert_int_equal(wsnap_index_data_fd(f->idx), -1);
+	assert_true(wsnap_index_has_data(f->idx));
+	check_reads(f, false);
+}
+
+static void test_fs_read_compressed_archive_from_spill(void **state)
+{
+	struct fixture *f = *state;
+	struct wsnap_index_stats st;
+
+	wsnap_index_stats(f->idx, &st);
+	/* bzip2 has no restart points: the data descriptor is not the
+	 * archive, it is the spill file */
+	assert_string_equal(st.compression, "bzip2");
 	assert_int_not_equal(wsnap_index_data_fd(f->idx), f->fd);
 	assert_true(wsnap_index_data_spilled(f->idx));
 	check_reads(f, true);
@@ -742,7 +763,7 @@ static void sparse_reads(const char *filter)
 				  buf, &fd_plan),
 			 10000);
 	assert_memory_equal(buf, data + 100, 10000);
-	assert_int_equal(fd_plan, filter != NULL);
+	assert_int_equal(fd_plan, wsnap_index_data_spilled(f->idx));
 	/* one ending in a hole is not */
 	assert_int_equal(read_via(f, walk(f, "sparse.bin"), 10000,
 				  RUN2 + LEN2 - 100, buf, &fd_plan),
@@ -757,7 +778,8 @@ static void sparse_reads(const char *filter)
 static void test_fs_read_sparse_holes_as_zeros(void **state)
 {
 	sparse_reads(NULL);
-	sparse_reads("gzip");
+	sparse_reads("gzip");  /* in place */
+	sparse_reads("bzip2"); /* spilled */
 }
 
 int main(void)
@@ -802,7 +824,10 @@ int main(void)
 			test_fs_read_plain_archive_from_memory, setup_plain,
 			teardown),
 		cmocka_unit_test_setup_teardown(
-			test_fs_read_compressed_archive_from_spill, setup_gzip,
+			test_fs_read_compressed_archive_from_spill, setup_bzip2,
+			teardown),
+		cmocka_unit_test_setup_teardown(
+			test_fs_read_gzip_archive_in_place, setup_gzip,
 			teardown),
 		cmocka_unit_test_setup_teardown(test_fs_read_of_non_file_fails,
 						setup_plain, teardown),

@@ -27,6 +27,8 @@
 #include <lzma.h>
 
 #include "reader.h"
+#include "seek.h"
+#include "stream.h"
 #include "support.h"
 #include "array.h"
 
@@ -131,9 +133,14 @@ struct run {
 	enum wsnap_status st;
 };
 
+/* Spill compressed files instead of recording seek points (the spill path
+ * with a memfd). */
+static bool run_no_seek;
+
 static void run_fd(struct run *run, int fd, bool keep)
 {
-	struct wsnap_reader_opts opts = {.keep_data = keep};
+	struct wsnap_reader_opts opts = {.keep_data = keep,
+					 .no_seek = run_no_seek};
 
 	memset(run, 0, sizeof(*run));
 	run->st = wsnap_reader_run(fd, &opts, record_cb, &run->rec, &run->res,
@@ -155,6 +162,8 @@ static void run_release(struct run *run)
 	if (run->res.data_fd >= 0)
 		close(run->res.data_fd);
 	run->res.data_fd = -1;
+	wsnap_seek_table_free(run->res.seek);
+	run->res.seek = NULL;
 }
 
 static void assert_invalid_stream(const struct run *run)
@@ -962,7 +971,11 @@ static void test_reader_compressed_memfd_and_pipe(void **state)
 			struct stat st;
 			unsigned char *spill;
 
+			/* a gzip file is read in place (test below) */
+			run_no_seek = true;
 			run_bytes(&run, c, clen, (enum src)s, true);
+			run_no_seek = false;
+			assert_null(run.res.seek);
 			check_sample(&run, big, big_len);
 			assert_string_equal(run.res.compression, filters[f]);
 			assert_true(run.res.spilled);
@@ -980,6 +993,59 @@ static void test_reader_compressed_memfd_and_pipe(void **state)
 		}
 		free(c);
 	}
+	free(tar);
+	free(big);
+}
+
+/*
+ * gzip in a regular file: no spill, a seek table, and the data descriptor
+ * is the archive itself; the stream over it through the table is the tar
+ * stream byte for byte. From a pipe it is spilled (above).
+ */
+static void test_reader_gzip_file_in_place(void **state)
+{
+	unsigned char *tar, *big, *got;
+	size_t len, big_len, clen;
+	struct wsnap_source *src;
+	struct wsnap_stream *st;
+	struct run run;
+	unsigned char *c;
+	char *dir = ts_tempdir();
+
+	tar = sample_archive(&len, &big, &big_len);
+	c = ts_compress(tar, len, "gzip", &clen);
+	run_bytes(&run, c, clen, SRC_MEMFD, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_false(run.res.spilled);
+	assert_non_null(run.res.seek);
+	assert_int_equal(run.res.seek->kind, WSNAP_SEEK_GZIP);
+	assert_int_equal(run.res.seek->stream_size, len);
+	assert_int_equal(run.res.seek->in_size, clen);
+	assert_true(run.res.data_fd >= 0);
+	assert_int_equal(wsnap_source_file(dup(run.res.data_fd), "x", &src), 0);
+	assert_int_equal(wsnap_stream_seekable(src, run.res.seek, 0, &st), 0);
+	run.res.seek = NULL;
+	got = malloc(len);
+	assert_non_null(got);
+	assert_int_equal(wsnap_stream_read(st, got, len, 0), 0);
+	assert_memory_equal(got, tar, len);
+	assert_int_equal(wsnap_stream_read(st, got, 1, len), -EIO);
+	wsnap_stream_free(st);
+	free(got);
+	run_release(&run);
+	/* without keep_data the table is recorded all the same */
+	run_bytes(&run, c, clen, SRC_MEMFD, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_non_null(run.res.seek);
+	assert_int_equal(run.res.data_fd, -1);
+	run_release(&run);
+	/* a pipe has none */
+	run_bytes(&run, c, clen, SRC_PIPE, false);
+	assert_null(run.res.seek);
+	run_release(&run);
+	assert_int_equal(rmdir(dir), 0);
+	free(dir);
+	free(c);
 	free(tar);
 	free(big);
 }
@@ -1022,6 +1088,7 @@ static void test_reader_spill_in_tmpdir(void **state)
 	tar = sample_archive(&len, &big, &big_len);
 	c = ts_compress(tar, len, "gzip", &clen);
 	opts.tmpdir = dir;
+	opts.no_seek = true; /* else a gzip file is read in place */
 	fd = ts_memfd(c, clen);
 	assert_int_equal(
 		wsnap_reader_run(fd, &opts, record_cb, &rec, &res, &err),
@@ -1296,19 +1363,35 @@ static void test_reader_corrupt_compressed_trailer(void **state)
 	c[clen - 1] ^= 0x01;
 	expect_invalid(c, clen);
 	free(c);
-	/* several gzip members: only the last trailer is at hand */
+	/* several gzip members: accepted, every trailer checked (a bad CRC
+	 * or length in the first or the second member is invalid) */
 	{
-		size_t l1, l2;
+		size_t l1, l2, k;
 		const size_t first = 2 * WSNAP_TAR_BLOCK; /* one member */
 		unsigned char *g1 = ts_compress(tar, first, "gzip", &l1);
 		unsigned char *g2 =
 			ts_compress(tar + first, len - first, "gzip", &l2);
 		unsigned char *both = malloc(l1 + l2);
+		const size_t flip[] = {l1 - 8, l1 - 1, l1 + l2 - 8,
+				       l1 + l2 - 1};
+		struct run run;
+		int s;
 
 		assert_non_null(both);
 		memcpy(both, g1, l1);
 		memcpy(both + l1, g2, l2);
-		expect_invalid(both, l1 + l2);
+		for (s = SRC_MEMFD; s <= SRC_PIPE; s++) {
+			run_bytes(&run, both, l1 + l2, (enum src)s, true);
+			assert_int_equal(run.st, WSNAP_OK);
+			assert_int_equal(run.rec.n, 2);
+			assert_int_equal(run.res.stream_bytes, len);
+			run_release(&run);
+		}
+		for (k = 0; k < ARRAY_SIZE(flip); k++) {
+			both[flip[k]] ^= 0x01;
+			expect_invalid(both, l1 + l2);
+			both[flip[k]] ^= 0x01;
+		}
 		free(both);
 		free(g1);
 		free(g2);
@@ -3000,6 +3083,7 @@ int main(void)
 		cmocka_unit_test(test_reader_truncation),
 		cmocka_unit_test(test_reader_truncated_compressed),
 		cmocka_unit_test(test_reader_corrupt_compressed_trailer),
+		cmocka_unit_test(test_reader_gzip_file_in_place),
 		cmocka_unit_test(test_reader_after_compressed_stream),
 		cmocka_unit_test(test_reader_double_compression_is_invalid),
 		cmocka_unit_test(test_reader_bad_checksum),
