@@ -292,7 +292,8 @@ int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 		return -ENOMEM;
 	}
 	t->cap = (size_t)n;
-	memcpy(t->windows, win, (size_t)wbytes);
+	if (wbytes)
+		memcpy(t->windows, win, (size_t)wbytes);
 	t->windows_len = t->windows_cap = (size_t)wbytes;
 	for (i = 0; i < n; i++) {
 		const unsigned char *q = pts + HDR_BYTES + i * POINT_BYTES;

@@ -324,16 +324,24 @@ static bool rd_xz_next(struct wsnap_reader *r)
 	return true;
 }
 
-/* The compression whose magic starts p, for a second layer; NULL. */
+/*
+ * The compression whose magic starts p, for a second layer; NULL. As
+ * strict as libarchive's bidders were when its filters read the decoded
+ * stream (a tar member's name may start with any bytes): the gzip flags'
+ * reserved bits zero, bzip2's first block magic after its level.
+ */
 static const char *rd_inner_magic(const unsigned char *p, size_t n)
 {
 	if (n >= sizeof(rd_xz_magic) &&
 	    memcmp(p, rd_xz_magic, sizeof(rd_xz_magic)) == 0)
 		return "xz";
-	if (n >= 3 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8)
+	if (n >= 4 && p[0] == 0x1f && p[1] == 0x8b && p[2] == 8 &&
+	    !(p[3] & 0xe0))
 		return "gzip";
-	if (n >= 4 && (memcmp(p, "BZh", 3) == 0 ||
-		       memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0 ||
+	if (n >= 10 && memcmp(p, "BZh", 3) == 0 && p[3] >= '1' && p[3] <= '9' &&
+	    memcmp(p + 4, "1AY&SY", 6) == 0)
+		return "bzip2";
+	if (n >= 4 && (memcmp(p, "\x28\xb5\x2f\xfd", 4) == 0 ||
 		       memcmp(p, "\x04\x22\x4d\x18", 4) == 0))
 		return rd_magic_name(p, n);
 	return NULL;

@@ -23,6 +23,9 @@
 #include <zlib.h>
 
 #include "gzip.h"
+#include "index.h"
+#include "policy.h"
+#include "reader.h"
 #include "seek.h"
 #include "stream.h"
 #include "support.h"
@@ -610,6 +613,139 @@ static void test_seek_stream_file_changed(void **state)
 	fixture_release(&f);
 }
 
+/* ---- one deflate block of any length ------------------------------------ */
+
+struct bitw {
+	unsigned char *p;
+	size_t len, cap;
+	uint32_t acc;
+	int n;
+};
+
+static void put_bits(struct bitw *w, uint32_t v, int n)
+{
+	while (n--) {
+		w->acc |= (v & 1u) << w->n++;
+		v >>= 1;
+		if (w->n == 8) {
+			if (w->len == w->cap) {
+				w->cap = w->cap ? 2 * w->cap : 4096;
+				w->p = realloc(w->p, w->cap);
+				assert_non_null(w->p);
+			}
+			w->p[w->len++] = (unsigned char)w->acc;
+			w->acc = 0;
+			w->n = 0;
+		}
+	}
+}
+
+/* A fixed Huffman code, most significant bit first. */
+static void put_code(struct bitw *w, uint32_t code, int n)
+{
+	while (n--)
+		put_bits(w, code >> n, 1);
+}
+
+static void put_lit(struct bitw *w, unsigned v)
+{
+	if (v < 144)
+		put_code(w, 0x30 + v, 8);
+	else
+		put_code(w, 0x190 + (v - 144), 9);
+}
+
+/*
+ * A gzip member of data in ONE fixed-Huffman block: runs of zeros as copies
+ * of 258 bytes from distance 1, so the block is as long as the data (zlib
+ * never writes blocks of more than a few MiB).
+ */
+static unsigned char *one_block_gzip(const unsigned char *data, size_t len,
+				     size_t *glen)
+{
+	struct bitw w = {0};
+	static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0,
+					      0,    0,	  0, 0, 3};
+	size_t i = 0, k;
+	uint32_t crc = (uint32_t)crc32(0, data, (uInt)len);
+
+	for (k = 0; k < sizeof(hdr); k++)
+		put_bits(&w, hdr[k], 8);
+	put_bits(&w, 1, 1); /* BFINAL */
+	put_bits(&w, 1, 2); /* BTYPE 01: fixed codes */
+	while (i < len) {
+		size_t z = 0;
+
+		while (i && data[i - 1] == 0 && i + z < len && z < 258 &&
+		       data[i + z] == 0)
+			z++;
+		if (z == 258) {
+			put_code(&w, 0xc5, 8); /* length code 285: 258 */
+			put_code(&w, 0, 5);    /* distance code 0: 1 */
+			i += 258;
+		} else {
+			put_lit(&w, data[i++]);
+		}
+	}
+	put_code(&w, 0, 7);		/* end of block */
+	put_bits(&w, 0, (8 - w.n) % 8); /* to a byte boundary */
+	for (k = 0; k < 4; k++)
+		put_bits(&w, (crc >> (8 * k)) & 0xff, 8);
+	for (k = 0; k < 4; k++)
+		put_bits(&w, ((uint32_t)len >> (8 * k)) & 0xff, 8);
+	*glen = w.len;
+	return w.p;
+}
+
+/* A stream whose points would lie more than WSNAP_SEEK_SPAN_MAX apart (one
+ * block of 40 MiB) gets no table: it is spilled, and reads right. */
+static void test_seek_span_too_long_spills(void **state)
+{
+	const size_t zlen = 40u << 20;
+	unsigned char *zeros = calloc(1, zlen), *tar, *gz, buf[4096];
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_reader_opts opts = {.keep_data = true};
+	struct wsnap_policy policy;
+	struct wsnap_index *idx = NULL;
+	struct wsnap_error err;
+	struct decoded d;
+	size_t len, glen;
+	uint32_t ino;
+	int fd;
+
+	assert_non_null(zeros);
+	ts_add_file(a, "zeros", 0644, zeros, zlen);
+	ts_add_file(a, "tail", 0644, "tail", 4);
+	tar = ts_archive_finish(a, 1, &len);
+	gz = one_block_gzip(tar, len, &glen);
+	decode(gz, glen, 1 << 20, true, &d);
+	assert_int_equal(d.st, WSNAP_GZIP_END);
+	assert_int_equal(d.len, len);
+	assert_memory_equal(d.out, tar, len);
+	assert_null(d.t); /* given up */
+	decoded_release(&d);
+	fd = ts_memfd(gz, glen);
+	wsnap_policy_init(&policy);
+	assert_int_equal(wsnap_index_build(&idx, fd, &policy, &opts, &err),
+			 WSNAP_OK);
+	/* a descriptor (the spill), not a stream */
+	assert_true(wsnap_index_data_fd(idx) >= 0);
+	ino = wsnap_index_lookup(idx, "tail", 4);
+	assert_int_not_equal(ino, 0);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, sizeof(buf), 0), 4);
+	assert_memory_equal(buf, "tail", 4);
+	ino = wsnap_index_lookup(idx, "zeros", 5);
+	assert_int_equal(
+		wsnap_index_pread(idx, ino, buf, sizeof(buf), zlen - 100), 100);
+	assert_memory_equal(buf, zeros, 100);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&policy);
+	close(fd);
+	free(gz);
+	free(tar);
+	free(zeros);
+}
+
 /* ---- hostile stored tables ---------------------------------------------- */
 
 struct stored {
@@ -750,6 +886,7 @@ int main(void)
 		cmocka_unit_test(test_seek_stream_eio),
 		cmocka_unit_test(test_seek_stream_file_changed),
 		cmocka_unit_test(test_seek_table_hostile),
+		cmocka_unit_test(test_seek_span_too_long_spills),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
