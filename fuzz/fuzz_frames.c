@@ -7,11 +7,13 @@
  *    parser asks for it); oracle: an accepted table's entries lie inside
  *    the file, back to back, and add up to the bytes before the table;
  *  - it is read by the tar reader (members taken, their declared sizes
- *    capped at FUZZ_MAX_TOTAL) with want_spans and keep_data, so its
- *    zstd frames or xz blocks (from the file's indexes) are recorded and
- *    the decoded stream spilled; oracle: the spans satisfy
- *    wsnap_spans_valid, and every span (the first 16) decodes, through the
- *    span decoders, to exactly the spill's bytes at its offset.
+ *    capped at FUZZ_MAX_TOTAL) with want_spans, so its zstd frames or xz
+ *    blocks (from the file's indexes) are recorded, then again with
+ *    keep_data and no_seek, so that the decoded stream is spilled;
+ *    oracle: the spans satisfy wsnap_spans_valid, a seek table made of
+ *    them has a point per span, and every span (the first 16, of at most
+ *    4 MiB) decodes, through the span decoders, to exactly the spill's
+ *    bytes at its offset.
  * Plus: no crash, leak or sanitizer report.
  */
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include "frames.h"
 #include "fsutil.h"
 #include "reader.h"
+#include "seek.h"
 #include "stream.h"
 
 #include "fuzz_common.h"
@@ -72,7 +75,9 @@ static enum wsnap_status take(void *ctx, const struct wsnap_raw_member *m,
 
 static void spans(const uint8_t *data, size_t size)
 {
-	struct wsnap_reader_opts ro = {.keep_data = true, .want_spans = true};
+	struct wsnap_reader_opts ro = {.want_spans = true};
+	struct wsnap_reader_opts rs = {.keep_data = true, .no_seek = true};
+	struct wsnap_reader_result spill;
 	struct wsnap_reader_result res;
 	struct wsnap_error err;
 	struct wsnap_source *src = NULL;
@@ -86,11 +91,20 @@ static void spans(const uint8_t *data, size_t size)
 	memset(&res, 0, sizeof(res));
 	if (wsnap_reader_run(fd, &ro, take, &c, &res, &err) != WSNAP_OK ||
 	    !res.nspans) {
-		if (res.data_fd >= 0)
-			close(res.data_fd);
+		wsnap_seek_table_free(res.seek);
+		free(res.spans);
 		close(fd);
 		return;
 	}
+	/* a table is made of sound spans that keep seek.h's bounds */
+	FUZZ_CHECK(!res.seek || res.seek->n == res.nspans);
+	wsnap_seek_table_free(res.seek);
+	/* the decoded stream, spilled */
+	c.total = 0;
+	FUZZ_CHECK(wsnap_reader_run(fd, &rs, take, &c, &spill, &err) ==
+		   WSNAP_OK);
+	FUZZ_CHECK(spill.spilled && spill.data_fd >= 0);
+	res.data_fd = spill.data_fd;
 	FUZZ_CHECK(wsnap_spans_valid(res.spans, res.nspans, size,
 				     res.stream_bytes));
 	FUZZ_CHECK(wsnap_source_file(fd, "fuzz", &src) == 0);

@@ -24,6 +24,7 @@
 #include <cmocka.h>
 
 #include "frames.h"
+#include "seek.h"
 #include "reader.h"
 #include "stream.h"
 #include "support.h"
@@ -163,6 +164,14 @@ static enum wsnap_status run_spans(const unsigned char *z, size_t zlen,
 	return st;
 }
 
+static void res_free(struct wsnap_reader_result *res)
+{
+	free(res->spans);
+	res->spans = NULL;
+	wsnap_seek_table_free(res->seek);
+	res->seek = NULL;
+}
+
 /* The spans cover the stream back to back; each but the last at least
  * WSNAP_SPAN_MIN (merging) and none over max. */
 static void assert_spans_sound(const struct wsnap_reader_result *res,
@@ -245,9 +254,71 @@ static void *reader_thread(void *arg)
 	return NULL;
 }
 
+struct through {
+	struct wsnap_stream *s;
+	const unsigned char *plain;
+	size_t plain_len;
+	int failures;
+};
+
+static void *stream_thread(void *arg)
+{
+	struct through *t = arg;
+	unsigned char *buf = malloc(400000);
+	uint32_t x = (uint32_t)(uintptr_t)buf ^ 0x5bd1e995u;
+	int i;
+
+	for (i = 0; buf && i < 40; i++) {
+		size_t len, off;
+
+		x = x * 1103515245u + 12345u;
+		off = (size_t)(((uint64_t)x << 8) % t->plain_len);
+		x = x * 1103515245u + 12345u;
+		len = 1 + (x >> 8) % 399999;
+		if (len > t->plain_len - off)
+			len = t->plain_len - off;
+		if (wsnap_stream_read(t->s, buf, len, off) != 0 ||
+		    memcmp(buf, t->plain + off, len) != 0)
+			__atomic_add_fetch(&t->failures, 1, __ATOMIC_RELAXED);
+	}
+	free(buf);
+	return NULL;
+}
+
+/* The seek table the pass handed over, through the seekable stream (its
+ * span cache shared by 4 threads), against the plain stream. */
+static void check_seekable(const unsigned char *z, size_t zlen,
+			   struct wsnap_reader_result *res,
+			   const unsigned char *plain, size_t plain_len)
+{
+	struct through t = {.plain = plain, .plain_len = plain_len};
+	struct wsnap_source *src;
+	struct wsnap_seek_stats ss;
+	pthread_t th[4];
+	int i;
+
+	assert_non_null(res->seek);
+	assert_int_equal(res->seek->n, res->nspans);
+	assert_int_equal(wsnap_source_file(ts_memfd(z, zlen), "z", &src), 0);
+	/* a cache of two spans: spans are dropped and decoded again */
+	assert_int_equal(wsnap_stream_seekable(src, res->seek, 4 * MIB, &t.s),
+			 0);
+	res->seek = NULL;
+	assert_int_equal(t.s->size, plain_len);
+	for (i = 0; i < 4; i++)
+		assert_int_equal(
+			pthread_create(&th[i], NULL, stream_thread, &t), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	assert_int_equal(t.failures, 0);
+	wsnap_stream_seek_stats(t.s, &ss);
+	assert_true(ss.spans_decoded > 0);
+	wsnap_stream_free(t.s);
+}
+
 /* Random reads from 4 threads at once, and the whole stream in order. */
 static void check_reads(const unsigned char *z, size_t zlen,
-			const struct wsnap_reader_result *res,
+			struct wsnap_reader_result *res,
 			enum wsnap_span_kind kind, const unsigned char *plain,
 			size_t plain_len)
 {
@@ -272,6 +343,8 @@ static void check_reads(const unsigned char *z, size_t zlen,
 	assert_memory_equal(all, plain, plain_len);
 	free(all);
 	wsnap_source_free(o.src);
+	if (res->seekable || res->nspans == 1)
+		check_seekable(z, zlen, res, plain, plain_len);
 }
 
 /* ---- zstd ---------------------------------------------------------------- */
@@ -298,7 +371,7 @@ static void test_frames_zstd_frames_and_table(void **state)
 	assert_int_equal(res.spans[0].in_off, 0);
 	assert_spans_sound(&res, zlen, 2 * MIB);
 	check_reads(z, zlen, &res, WSNAP_SPAN_ZSTD, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -322,7 +395,7 @@ static void test_frames_zstd_skippable(void **state)
 	assert_true(res.seekable);
 	assert_spans_sound(&res, zlen, 1536u << 10);
 	check_reads(z, zlen, &res, WSNAP_SPAN_ZSTD, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -343,7 +416,7 @@ static void test_frames_zstd_small_frames_merge(void **state)
 	assert_int_equal(res.spans[0].out_len, MIB);
 	assert_spans_sound(&res, zlen, WSNAP_SPAN_MAX);
 	check_reads(z, zlen, &res, WSNAP_SPAN_ZSTD, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -361,7 +434,7 @@ static void test_frames_zstd_single_frame(void **state)
 	assert_int_equal(res.nspans, 1);
 	assert_false(res.seekable);
 	check_reads(z, zlen, &res, WSNAP_SPAN_ZSTD, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -413,17 +486,17 @@ static void test_frames_zstd_table_disagrees(void **state)
 	assert_int_equal(res.zstd_table, WSNAP_ZSTD_TABLE_IGNORED);
 	assert_int_equal(res.nspans, (len + MIB - 1) / MIB);
 	check_reads(z, zlen, &res, WSNAP_SPAN_ZSTD, tar, len);
-	free(res.spans);
+	res_free(&res);
 	entry[0] ^= 1;
 	entry[8] ^= 1;
 	z[zlen - 5] |= 0x04; /* a reserved bit of the descriptor */
 	assert_int_equal(run_spans(z, zlen, &res), WSNAP_OK);
 	assert_int_equal(res.zstd_table, WSNAP_ZSTD_TABLE_IGNORED);
-	free(res.spans);
+	res_free(&res);
 	z[zlen - 5] &= (unsigned char)~0x04;
 	assert_int_equal(run_spans(z, zlen, &res), WSNAP_OK);
 	assert_int_equal(res.zstd_table, WSNAP_ZSTD_TABLE_AGREES);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -451,7 +524,7 @@ static void test_frames_xz_blocks(void **state)
 	assert_int_equal(res.spans[0].in_off, 12); /* the stream header */
 	assert_spans_sound(&res, zlen, 2 * MIB);
 	check_reads(z, zlen, &res, WSNAP_SPAN_XZ, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -490,7 +563,7 @@ static void test_frames_xz_concatenated(void **state)
 	assert_true(res.seekable);
 	assert_spans_sound(&res, m.n, 2 * MIB);
 	check_reads(m.p, m.n, &res, WSNAP_SPAN_XZ, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(m.p);
 	free(a);
 	free(b);
@@ -510,7 +583,7 @@ static void test_frames_xz_single_block(void **state)
 	assert_int_equal(res.nspans, 1);
 	assert_false(res.seekable);
 	check_reads(z, zlen, &res, WSNAP_SPAN_XZ, tar, len);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
@@ -569,7 +642,7 @@ static void check_lies(enum wsnap_span_kind kind)
 	assert_int_equal(span_read(&o, &res.spans[0], 0, buf, sizeof(buf)), 0);
 	assert_memory_equal(buf, tar, sizeof(buf));
 	wsnap_source_free(src);
-	free(res.spans);
+	res_free(&res);
 	free(z);
 	free(tar);
 }
