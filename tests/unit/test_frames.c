@@ -454,11 +454,14 @@ static void test_frames_only_when_asked(void **state)
 	assert_int_equal(wsnap_reader_run(fd, NULL, take_all, NULL, &res, &err),
 			 WSNAP_OK);
 	assert_null(res.spans);
+	assert_non_null(res.seek); /* the table is the builder's anyway */
+	res_free(&res);
 	close(fd);
 	fd = ts_pipefd(z, zlen);
 	assert_int_equal(wsnap_reader_run(fd, &ro, take_all, NULL, &res, &err),
 			 WSNAP_OK);
 	assert_null(res.spans);
+	assert_null(res.seek);
 	assert_false(res.seekable);
 	close(fd);
 	free(z);
