@@ -96,8 +96,9 @@ void wsnap_spans_release(struct wsnap_spans *s);
 bool wsnap_spans_valid(const struct wsnap_span *v, size_t n, uint64_t src_size,
 		       uint64_t stream_size);
 
-/* Whether a stream with these spans is read in place: at least two spans,
- * none larger than WSNAP_SPAN_MAX. Otherwise it is spilled. */
+/* Whether a stream with these spans is read in place: at least two spans
+ * (a single frame or block has no restart point: cli.md spills it), none
+ * larger than the bounds. Otherwise it is spilled. */
 bool wsnap_spans_seekable(const struct wsnap_spans *s);
 
 /* The span holding decoded offset off (binary search); n when none. */

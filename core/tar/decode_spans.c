@@ -18,7 +18,7 @@ bool wsnap_decoder_may_seek(struct wsnap_reader *r)
 	if (r->dec.xz) {
 		if (wsnap_decoder_xz_spans(r) != WSNAP_OK)
 			return false;
-		return !r->spans_lost && r->spans.n && !r->spans.too_big;
+		return !r->spans_lost && wsnap_spans_seekable(&r->spans);
 	}
 	if (r->dec.zstd)
 		return wsnap_decoder_zstd_may_seek(r);
@@ -31,6 +31,7 @@ struct wsnap_seek_table *wsnap_decoder_spans_seek(struct wsnap_reader *r)
 
 	if (!r->regular || r->opts->no_seek || r->spans_lost || !r->dec.eof ||
 	    r->spans.out_end != r->stream_bytes ||
+	    !wsnap_spans_seekable(&r->spans) ||
 	    !wsnap_spans_valid(r->spans.v, r->spans.n, r->size,
 			       r->stream_bytes))
 		return NULL;

@@ -288,7 +288,7 @@ bool wsnap_decoder_zstd_may_seek(struct wsnap_reader *r)
 				    &s, z->table[i].in_off, z->table[i].in_len,
 				    z->table[i].out_len, 0, false) != 0)
 				break;
-		ok = i == z->table_n && s.n && !s.too_big;
+		ok = i == z->table_n && wsnap_spans_seekable(&s);
 		wsnap_spans_release(&s);
 		return ok;
 	}

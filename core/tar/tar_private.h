@@ -260,10 +260,12 @@ enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r);
 /*
  * At the layout's choice, for xz and zstd in a regular file: whether the
  * stream will likely be read in place, so that no spill is written: xz
- * when the blocks of its indexes keep the bounds of seek.h; zstd when its
- * seek table does, or else when its first frame declares a content size
- * within them. A guess that the pass proves wrong gives no seek table,
- * and the caller spills with no_seek (wsnap_index_build).
+ * when its indexes list two spans or more, all within the bounds of
+ * seek.h (wsnap_spans_seekable); zstd when its seek table does, or else
+ * when its first frame declares a content size within them (then a later
+ * frame may follow). A guess that the pass proves wrong (one frame only,
+ * a frame too large) gives no seek table, and the caller spills with
+ * no_seek (wsnap_index_build).
  */
 bool wsnap_decoder_may_seek(struct wsnap_reader *r);
 

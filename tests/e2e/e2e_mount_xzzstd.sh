@@ -8,8 +8,8 @@
 # would not show) and $TMPDIR stays empty, while every byte of the mount
 # equals the tree's, also from many threads at random offsets, from a
 # remount out of the index cache and through an --index sidecar. A
-# single-frame zstd and a single-block xz stream of more than one span
-# (16 MiB) keep the spill, and read right from it.
+# single-frame zstd and a single-block xz stream
+# keep the spill, and read right from it.
 . "$(dirname "$0")/../lib/mount_lib.sh"
 
 tree=$work/tree
@@ -140,7 +140,7 @@ for c in zst xz; do
 	done
 done
 
-# 3. no restart points: one zstd frame, one xz block, of more than a span
+# 3. no restart points: one zstd frame, one xz block
 tar -C "$tree" -cf "$work/plain.tar" .
 zstd -q -c "$work/plain.tar" >"$work/one.tar.zst"
 xz -1 -c "$work/plain.tar" >"$work/one.tar.xz"
