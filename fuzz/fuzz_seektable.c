@@ -31,51 +31,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define MUTATIONS  6
 #define MAX_OUTPUT (32u << 20)
 
-struct mem_source {
-	struct wsnap_source base;
-	const unsigned char *data;
-};
-
-static ssize_t mem_pread(struct wsnap_source *src, void *buf, size_t len,
-			 uint64_t off)
-{
-	struct mem_source *m = (struct mem_source *)src;
-
-	if (off >= src->size)
-		return 0;
-	if (len > src->size - off)
-		len = (size_t)(src->size - off);
-	memcpy(buf, m->data + off, len);
-	return (ssize_t)len;
-}
-
-static int mem_check(struct wsnap_source *src)
-{
-	return 0;
-}
-
-static void mem_destroy(struct wsnap_source *src)
-{
-	free(src);
-}
-
-static const struct wsnap_source_ops mem_ops = {
-	.pread = mem_pread,
-	.check = mem_check,
-	.destroy = mem_destroy,
-};
-
 static struct wsnap_source *mem_source(const unsigned char *data, size_t len)
 {
-	struct mem_source *m = calloc(1, sizeof(*m));
+	struct wsnap_source *src;
 
-	if (!m)
+	if (wsnap_source_memory(data, len, &src) != 0)
 		abort();
-	m->base.ops = &mem_ops;
-	m->base.size = len;
-	m->base.label = "fuzz";
-	m->data = data;
-	return &m->base;
+	return src;
 }
 
 /* The invariants of seek.h on a loaded table. */
@@ -127,9 +89,9 @@ static void read_through(const unsigned char *data, size_t size,
 	wsnap_stream_free(s);
 }
 
-static int load(const unsigned char *pts, size_t plen,
-		const unsigned char *win, size_t wlen, uint64_t archive,
-		uint64_t stream, struct wsnap_seek_table **t)
+static int load(const unsigned char *pts, size_t plen, const unsigned char *win,
+		size_t wlen, uint64_t archive, uint64_t stream,
+		struct wsnap_seek_table **t)
 {
 	const char *why = NULL;
 	int rc = wsnap_seek_table_decode(pts, plen, win, wlen, archive, stream,

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "ixf.h"
+
 /* The position of a point as a bit offset into the compressed stream. */
 static uint64_t bitpos(const struct wsnap_seek_point *p)
 {
@@ -196,24 +198,6 @@ size_t wsnap_seek_table_find(const struct wsnap_seek_table *t, uint64_t off)
 
 /* ---- the stored form ---------------------------------------------------- */
 
-static void put64(unsigned char *p, uint64_t v)
-{
-	int i;
-
-	for (i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	int i;
-
-	for (i = 7; i >= 0; i--)
-		v = v << 8 | p[i];
-	return v;
-}
-
 #define HDR_BYTES   (WSNAP_SEEK_HEADER_FIELDS * 8u)
 #define POINT_BYTES (WSNAP_SEEK_POINT_FIELDS * 8u)
 
@@ -229,23 +213,23 @@ unsigned char *wsnap_seek_table_encode(const struct wsnap_seek_table *t,
 	b = malloc(*len);
 	if (!b)
 		return NULL;
-	put64(b, t->kind);
-	put64(b + 8, t->n);
-	put64(b + 16, t->in_size);
-	put64(b + 24, t->stream_size);
-	put64(b + 32, t->windows_len);
-	put64(b + 40, 0);
+	ixf_put64(b, t->kind);
+	ixf_put64(b + 8, t->n);
+	ixf_put64(b + 16, t->in_size);
+	ixf_put64(b + 24, t->stream_size);
+	ixf_put64(b + 32, t->windows_len);
+	ixf_put64(b + 40, 0);
 	for (i = 0, q = b + HDR_BYTES; i < t->n; i++, q += POINT_BYTES) {
 		const struct wsnap_seek_point *p = &t->points[i];
 
-		put64(q, p->in);
-		put64(q + 8, p->out);
-		put64(q + 16, p->base);
-		put64(q + 24, p->win_off);
-		put64(q + 32, p->aux);
-		put64(q + 40, p->win_len | (uint64_t)p->win_raw << 32);
-		put64(q + 48, p->bits | (uint64_t)p->flags << 32);
-		put64(q + 56, p->check | (uint64_t)p->reserved << 32);
+		ixf_put64(q, p->in);
+		ixf_put64(q + 8, p->out);
+		ixf_put64(q + 16, p->base);
+		ixf_put64(q + 24, p->win_off);
+		ixf_put64(q + 32, p->aux);
+		ixf_put64(q + 40, p->win_len | (uint64_t)p->win_raw << 32);
+		ixf_put64(q + 48, p->bits | (uint64_t)p->flags << 32);
+		ixf_put64(q + 56, p->check | (uint64_t)p->reserved << 32);
 	}
 	return b;
 }
@@ -268,22 +252,23 @@ int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 	*out = NULL;
 	if (pts_len < HDR_BYTES)
 		return refuse(why, "seek table truncated");
-	kind = get64(pts);
-	n = get64(pts + 8);
-	wbytes = get64(pts + 32);
-	if (kind < 1 || kind >= WSNAP_SEEK_NKINDS || get64(pts + 40))
+	kind = ixf_get64(pts);
+	n = ixf_get64(pts + 8);
+	wbytes = ixf_get64(pts + 32);
+	if (kind < 1 || kind >= WSNAP_SEEK_NKINDS || ixf_get64(pts + 40))
 		return refuse(why, "seek table of an unknown kind");
 	/* the count is bounded by the bytes before anything is allocated */
 	if (n < 1 || n > (pts_len - HDR_BYTES) / POINT_BYTES ||
 	    pts_len != HDR_BYTES + n * POINT_BYTES || wbytes > win_len)
 		return refuse(why, "seek table size mismatch");
-	if (get64(pts + 16) > archive_size || get64(pts + 24) != stream_size)
+	if (ixf_get64(pts + 16) > archive_size ||
+	    ixf_get64(pts + 24) != stream_size)
 		return refuse(why, "seek table is for another stream");
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	wsnap_seek_table_init(t, (uint32_t)kind);
-	t->in_size = get64(pts + 16);
+	t->in_size = ixf_get64(pts + 16);
 	t->stream_size = stream_size;
 	t->points = malloc((size_t)n * sizeof(*t->points));
 	t->windows = malloc(wbytes ? (size_t)wbytes : 1);
@@ -298,14 +283,14 @@ int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 	for (i = 0; i < n; i++) {
 		const unsigned char *q = pts + HDR_BYTES + i * POINT_BYTES;
 		struct wsnap_seek_point *p = &t->points[i];
-		uint64_t w = get64(q + 40), b = get64(q + 48),
-			 c = get64(q + 56);
+		uint64_t w = ixf_get64(q + 40), b = ixf_get64(q + 48),
+			 c = ixf_get64(q + 56);
 
-		p->in = get64(q);
-		p->out = get64(q + 8);
-		p->base = get64(q + 16);
-		p->win_off = get64(q + 24);
-		p->aux = get64(q + 32);
+		p->in = ixf_get64(q);
+		p->out = ixf_get64(q + 8);
+		p->base = ixf_get64(q + 16);
+		p->win_off = ixf_get64(q + 24);
+		p->aux = ixf_get64(q + 32);
 		p->win_len = (uint32_t)w;
 		p->win_raw = (uint32_t)(w >> 32);
 		p->bits = (uint32_t)b;

@@ -69,6 +69,12 @@ struct wsnap_stream {
  */
 int wsnap_source_file(int fd, const char *label, struct wsnap_source **out);
 
+/* A source over len bytes at data, which the caller keeps unchanged while
+ * it lives (tests and fuzz targets); check always holds. Returns 0 and
+ * *out, or -ENOMEM. */
+int wsnap_source_memory(const void *data, size_t len,
+			struct wsnap_source **out);
+
 /* Reads exactly len bytes at off; 0, -EIO when the object ends first, or a
  * negative errno. */
 int wsnap_source_read(struct wsnap_source *src, void *buf, size_t len,
