@@ -127,6 +127,22 @@ def gen_valid():
     seed("ok-zstd-raw", t.zstd_frame([("raw", small)]))
     seed("ok-zstd-rle", t.zstd_frame([("raw", small), ("rle", 0, 1 << 20)]))
     seed("ok-nested", t.gz(t.xz(small)))
+    # restart points (fuzz_frames): zstd frames with a skippable frame and
+    # the seekable format's seek table; two concatenated xz streams
+    half = len(small) // 2
+    frames = [t.zstd_frame([("raw", small[:half])]),
+              t.zstd_frame([("raw", small[half:])])]
+    skip = (0x184D2A53).to_bytes(4, "little") + (3).to_bytes(4, "little") + b"abc"
+    sizes = [(len(frames[0]), half), (len(skip), 0),
+             (len(frames[1]), len(small) - half)]
+    entries = b"".join(c.to_bytes(4, "little") + d.to_bytes(4, "little")
+                       for c, d in sizes)
+    footer = len(sizes).to_bytes(4, "little") + b"\x00" + \
+        (0x8F92EAB1).to_bytes(4, "little")
+    table = (0x184D2A5E).to_bytes(4, "little") + \
+        (len(entries) + len(footer)).to_bytes(4, "little") + entries + footer
+    seed("ok-zstd-seekable", frames[0] + skip + frames[1] + table)
+    seed("ok-xz-streams", t.xz(small[:half]) + b"\0" * 4 + t.xz(small[half:]))
     # keep_data from a memfd and from a pipe (spill), compressed too
     seed("cfg-keep-data", cfg(["keep_data", "compare"]) + tree)
     seed("cfg-keep-data-pipe", cfg(["keep_data", "pipe"]) + t.gz(tree))

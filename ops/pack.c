@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "frames.h"
 #include "fsutil.h"
 #include "grow.h"
 #include "index.h"
@@ -140,18 +141,31 @@ static enum wsnap_status plan_build(struct plan *p, int root_fd,
 
 /* ---- step 2: writing ---- */
 
+/* The compressed bytes of the seekable writer, to the output. */
+static int sink_out(void *ctx, const void *buf, size_t len)
+{
+	struct sink *k = ctx;
+	int e = wsnap_write_full(k->fd, buf, len);
+
+	if (!e)
+		k->bytes += len;
+	return e;
+}
+
 static la_ssize_t sink_write(struct archive *a, void *ctx, const void *buf,
 			     size_t len)
 {
 	struct sink *k = ctx;
-	int e = wsnap_write_full(k->fd, buf, len);
+	int e = k->fw ? wsnap_fwriter_write(k->fw, buf, len)
+		      : wsnap_write_full(k->fd, buf, len);
 
 	if (e) {
 		k->errnum = e;
 		archive_set_error(a, e, "cannot write");
 		return -1;
 	}
-	k->bytes += len;
+	if (!k->fw)
+		k->bytes += len;
 	return (la_ssize_t)len;
 }
 
@@ -306,9 +320,9 @@ static int add_filter(struct archive *a, enum wsnap_pack_compress c)
 			       ? 0
 			       : -1;
 	case WSNAP_PACK_ZSTD:
-		return archive_write_add_filter_zstd(a) == ARCHIVE_OK ? 0 : -1;
 	case WSNAP_PACK_XZ:
-		return archive_write_add_filter_xz(a) == ARCHIVE_OK ? 0 : -1;
+		/* compressed by the seekable writer (sink_write) */
+		return archive_write_add_filter_none(a) == ARCHIVE_OK ? 0 : -1;
 	case WSNAP_PACK_BZIP2:
 		return archive_write_add_filter_bzip2(a) == ARCHIVE_OK ? 0 : -1;
 	case WSNAP_PACK_LZ4:
@@ -435,6 +449,24 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 	 */
 	if (comp != WSNAP_PACK_NONE)
 		archive_write_set_bytes_in_last_block(a, 1);
+	if (comp == WSNAP_PACK_ZSTD || comp == WSNAP_PACK_XZ) {
+		/* zstd's default level and xz's default preset, as
+		 * libarchive's filters had them */
+		int e = wsnap_fwriter_new(
+			&k.fw,
+			comp == WSNAP_PACK_ZSTD ? WSNAP_SPAN_ZSTD
+						: WSNAP_SPAN_XZ,
+			WSNAP_FRAMES_PIECE, comp == WSNAP_PACK_ZSTD ? 3 : 6,
+			sink_out, &k);
+
+		if (e) {
+			s = wsnap_error_io(err, e, NULL,
+					   e == ENOMEM ? "out of memory"
+						       : "cannot set up "
+							 "compression");
+			goto out;
+		}
+	}
 	if (archive_write_set_format_pax(a) != ARCHIVE_OK ||
 	    add_filter(a, comp) != 0 ||
 	    archive_write_open(a, &k, NULL, sink_write, NULL) != ARCHIVE_OK) {
@@ -480,6 +512,13 @@ static enum wsnap_status plan_write(const struct plan *p, int root_fd,
 		s = wsnap_pack_write_fail(a, &k, err);
 		goto out;
 	}
+	if (k.fw) {
+		k.errnum = wsnap_fwriter_finish(k.fw);
+		if (k.errnum) {
+			s = wsnap_pack_write_fail(a, &k, err);
+			goto out;
+		}
+	}
 	if (st)
 		st->out_bytes = k.bytes;
 	s = WSNAP_OK;
@@ -488,6 +527,7 @@ out:
 		wsnap_pack_ahead_stop(&q, th);
 	if (a)
 		archive_write_free(a);
+	wsnap_fwriter_free(k.fw);
 	archive_entry_free(ae);
 	free(buf);
 	free(name);

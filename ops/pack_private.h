@@ -41,11 +41,15 @@ struct plan {
 	size_t acap;
 };
 
+struct wsnap_fwriter;
 struct sink {
 	int fd;
 	const char *label; /* OUT as the user named it */
 	uint64_t bytes;
 	int errnum;
+	/* zstd and xz: wsnap's own seekable writer (frames.h) between
+	 * libarchive's uncompressed tar and fd; NULL otherwise */
+	struct wsnap_fwriter *fw;
 };
 
 /*

@@ -26,12 +26,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frames.h"
 #include "gzip.h"
 #include "stream.h"
 
 /* The span decoder of each kind (xz and zstd add theirs here). */
 static const wsnap_seek_span_fn seek_kinds[WSNAP_SEEK_NKINDS] = {
 	[WSNAP_SEEK_GZIP] = wsnap_gzip_span,
+	[WSNAP_SEEK_XZ] = wsnap_seek_xz_span,
+	[WSNAP_SEEK_ZSTD] = wsnap_seek_zstd_span,
 };
 
 #define SS_BUCKETS 256u

@@ -13,12 +13,16 @@
  *    stream or check, the stream is invalid. LZMA_CONCATENATED: several
  *    streams and the stream padding between and after them are one
  *    stream, which liblzma reads to the end of the input;
- *  - everything else: an "outer" libarchive reader (bzip2, zstd and lz4
- *    filters, then the raw format; "none" for a plain pipe). zstd runs
- *    with libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX).
+ *    (decode_xzidx.c then takes the blocks of a regular file from its
+ *    indexes, as restart points);
+ *  - zstd (by the frame magic, after any skippable frames): libzstd, in
+ *    decode_zstd.c, which records every frame as a restart point, with
+ *    libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
+ *  - everything else: an "outer" libarchive reader (bzip2 and lz4
+ *    filters, then the raw format; "none" for a plain pipe).
  * Only zero padding may follow a stream. The first chunk of input is read
- * before a decoder is chosen (the gzip and xz magics are looked for in it);
- * libarchive's read callback hands that chunk over first.
+ * before a decoder is chosen (the gzip, xz and zstd magics are looked for
+ * in it); libarchive's read callback hands that chunk over first.
  *
  * Invariants:
  *  - the input is read in chunks into the reader's two alternating client
@@ -262,6 +266,8 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 	if (first->len >= sizeof(rd_xz_magic) &&
 	    memcmp(first->data, rd_xz_magic, sizeof(rd_xz_magic)) == 0) {
 		st = rd_xz_open(r, first);
+	} else if (wsnap_decoder_is_zstd(first->data, first->len)) {
+		st = wsnap_decoder_zstd_open(r, first);
 	} else if (first->len >= 2 && first->data[0] == 0x1f &&
 		   first->data[1] == 0x8b) {
 		st = rd_gz_open(r, first);
@@ -418,6 +424,9 @@ bool wsnap_decoder_next(struct wsnap_reader *r)
 		if (r->dec.xz) {
 			if (!rd_xz_next(r))
 				return false;
+		} else if (r->dec.zstd) {
+			if (!wsnap_decoder_zstd_next(r))
+				return false;
 		} else if (r->dec.gz) {
 			if (!rd_gz_next(r))
 				return false;
@@ -460,7 +469,15 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r)
 	int64_t used;
 	int i;
 
-	if (r->dec.xz || strcmp(r->dec.compression, "none") == 0)
+	/* liblzma and libzstd read their streams to the end of the input */
+	if (r->dec.xz || r->dec.zstd) {
+		/* the blocks read from the indexes before the pass must be
+		 * what the pass decoded (liblzma checked each index) */
+		if (r->spans.out_end != r->stream_bytes)
+			r->spans_lost = true;
+		return WSNAP_OK;
+	}
+	if (strcmp(r->dec.compression, "none") == 0)
 		return WSNAP_OK;
 	/* bytes the decompressor took from the input (gzip: its members,
 	 * each trailer checked already) */
@@ -502,6 +519,7 @@ void wsnap_decoder_release(struct wsnap_reader *r)
 		lzma_end(&r->dec.xz->s);
 	free(r->dec.xz);
 	r->dec.xz = NULL;
+	wsnap_decoder_zstd_release(r);
 	if (r->dec.gz)
 		wsnap_gzip_free(r->dec.gz->g);
 	free(r->dec.gz);
@@ -510,7 +528,19 @@ void wsnap_decoder_release(struct wsnap_reader *r)
 
 struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r)
 {
+	if (r->dec.xz || r->dec.zstd)
+		return wsnap_decoder_spans_seek(r);
 	return r->dec.gz && r->dec.gz->ended
 		       ? wsnap_gzip_take_table(r->dec.gz->g)
 		       : NULL;
+}
+
+const struct wsnap_reader_outbuf *wsnap_decoder_chunk(struct wsnap_reader *r)
+{
+	return rd_input_chunk(r);
+}
+
+bool wsnap_decoder_invalid(struct wsnap_reader *r, const char *msg)
+{
+	return rd_decoder_invalid(r, msg);
 }

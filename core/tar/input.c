@@ -319,9 +319,11 @@ enum wsnap_status wsnap_reader_layout(struct wsnap_reader *r,
 		r->win_len = 0;
 		return WSNAP_OK;
 	}
-	/* gzip in a regular file is read in place from its seek points */
-	r->seekable = r->regular && strcmp(compression, "gzip") == 0 &&
-		      !r->opts->no_seek;
+	/* gzip in a regular file is read in place from its seek points; xz
+	 * and zstd where their blocks or frames will do */
+	r->seekable =
+		r->regular && !r->opts->no_seek &&
+		(strcmp(compression, "gzip") == 0 || wsnap_decoder_may_seek(r));
 	if (r->opts->keep_data && !r->seekable) {
 		r->spill_fd = rd_open_spill(r);
 		if (r->spill_fd < 0)
@@ -396,6 +398,7 @@ enum wsnap_status wsnap_reader_drain(struct wsnap_reader *r, uint64_t tar_end)
 void wsnap_reader_input_release(struct wsnap_reader *r)
 {
 	wsnap_decoder_release(r);
+	wsnap_spans_release(&r->spans);
 	if (r->spill_fd >= 0)
 		close(r->spill_fd);
 	r->spill_fd = -1;

@@ -125,7 +125,21 @@ drain:
 					    compression);
 	res->stream_bytes = r->direct ? r->size : r->stream_bytes;
 	res->input_bytes = r->input_bytes;
+	/* gzip's points, or the spans of xz and zstd as a seek table */
 	res->seek = wsnap_decoder_take_seek(r);
+	res->zstd_table = r->zstd_table;
+	/* restart points of a regular xz or zstd file (decode_zstd.c,
+	 * decode_xzidx.c), handed over when they are sound */
+	if (r->opts->want_spans && r->regular && !r->spans_lost && r->spans.n &&
+	    wsnap_spans_valid(r->spans.v, r->spans.n, r->size,
+			      r->stream_bytes)) {
+		res->spans = r->spans.v;
+		res->nspans = r->spans.n;
+		res->pieces = r->spans.pieces;
+		res->seekable = wsnap_spans_seekable(&r->spans);
+		r->spans.v = NULL;
+		r->spans.n = 0;
+	}
 	if (r->opts->keep_data) {
 		if (r->direct || (r->seekable && res->seek)) {
 			res->data_fd = fcntl(r->fd, F_DUPFD_CLOEXEC, 0);
@@ -180,6 +194,12 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 	if (st != WSNAP_OK && res.data_fd >= 0) {
 		close(res.data_fd);
 		res.data_fd = -1;
+	}
+	if (st != WSNAP_OK || !result) {
+		free(res.spans);
+		res.spans = NULL;
+		res.nspans = 0;
+		res.seekable = false;
 	}
 	if (st != WSNAP_OK) {
 		wsnap_seek_table_free(res.seek);

@@ -140,6 +140,11 @@ struct wsnap_reader_opts {
 	 */
 	const atomic_bool *cancel;
 	/*
+	 * Hand back the restart points of a regular xz or zstd file
+	 * (result.spans, which the caller then frees).
+	 */
+	bool want_spans;
+	/*
 	 * Record no seek points: a compressed stream that keep_data needs is
 	 * spilled even where it could be read in place (the fallback when a
 	 * table cannot be used).
@@ -159,6 +164,16 @@ struct wsnap_reader_opts {
 	bool libarchive_only;
 };
 
+/* The zstd seekable format's seek table at the end of a zstd file. */
+enum wsnap_zstd_table {
+	WSNAP_ZSTD_TABLE_NONE = 0, /* none (or not a zstd file) */
+	WSNAP_ZSTD_TABLE_AGREES,   /* it lists exactly the frames decoded */
+	/* it breaks the format, or disagrees with the frames: ignored, the
+	 * frames decoded are the restart points */
+	WSNAP_ZSTD_TABLE_IGNORED,
+};
+
+struct wsnap_span;
 struct wsnap_seek_table;
 struct wsnap_reader_result {
 	/*
@@ -173,7 +188,20 @@ struct wsnap_reader_result {
 	uint64_t input_bytes;	 /* bytes read from the input */
 	const char *compression; /* "none", "gzip", ... (static string) */
 	/*
-	 * A compressed regular file (gzip) decoded with seek points: the
+	 * Regular xz and zstd files, with want_spans: the restart points
+	 * found (frames.h), owned by the caller (free()); NULL / 0 when
+	 * there are none, or too many. seekable: wsnap_spans_seekable holds for
+	 * them, so the stream can be read in place. pieces: frames or blocks
+	 * decoded.
+	 */
+	struct wsnap_span *spans;
+	size_t nspans;
+	bool seekable;
+	uint64_t pieces;
+	enum wsnap_zstd_table zstd_table;
+	/*
+	 * A compressed regular file (gzip; xz and zstd with restart points)
+	 * decoded with seek points: the
 	 * table (owned by the caller, wsnap_seek_table_free; seek.h), else
 	 * NULL. With keep_data, data_fd is then a dup of the input (the
 	 * compressed archive, not the stream) and nothing was spilled; when

@@ -30,6 +30,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "frames.h"
 #include "header.h"
 #include "reader.h"
 
@@ -43,17 +44,19 @@ struct wsnap_reader_outbuf {
 	uint64_t off; /* input offset of data[0] */
 };
 
-struct wsnap_gz; /* the gzip decoder (decode.c) */
-struct wsnap_xz; /* the xz decoder (decode.c) */
+struct wsnap_gz;   /* the gzip decoder (decode.c) */
+struct wsnap_xz;   /* the xz decoder (decode.c) */
+struct wsnap_zstd; /* the zstd decoder (decode_zstd.c) */
 struct wsnap_seek_table;
 
-/* The decompressor of the piped layout (decode.c): one of outer, gz and
- * xz. */
+/* The decompressor of the piped layout (decode.c): one of outer, gz, xz
+ * and zstd. */
 struct wsnap_decoder {
 	const char *compression; /* "none", "gzip", ... (static) */
-	struct archive *outer;	 /* libarchive: bzip2, zstd, lz4, "none" */
+	struct archive *outer;	 /* libarchive: bzip2, lz4, "none" */
 	struct wsnap_gz *gz;	 /* ours: every member's trailer checked */
 	struct wsnap_xz *xz;	 /* liblzma, with a memory limit */
+	struct wsnap_zstd *zstd; /* libzstd, recording its frames */
 	bool peeked; /* the outer reader has not had the first chunk yet */
 	bool eof;    /* the decoded stream has ended */
 	bool said;   /* it failed and recorded why (diagnose.c) */
@@ -88,6 +91,11 @@ struct wsnap_reader {
 	size_t pend_len;
 	uint64_t stream_bytes; /* decoded bytes taken from the decoder */
 	int spill_fd;
+	/* restart points of an xz or zstd stream (frames.h); spans_lost:
+	 * too many to keep */
+	struct wsnap_spans spans;
+	bool spans_lost;
+	enum wsnap_zstd_table zstd_table;
 
 	/* first I/O error met inside a callback (status WSNAP_IO) */
 	struct wsnap_error *err;
@@ -248,6 +256,62 @@ enum wsnap_status wsnap_decoder_finish(struct wsnap_reader *r);
 
 /* Frees the decoder; harmless when none was opened. */
 void wsnap_decoder_release(struct wsnap_reader *r);
+
+/* For the decoders of other files: the next chunk of input (NULL on an I/O
+ * error, recorded), and an invalid stream with libarchive's message msg
+ * (NULL: truncated) as rd_decoder_invalid words it; returns false. */
+const struct wsnap_reader_outbuf *wsnap_decoder_chunk(struct wsnap_reader *r);
+bool wsnap_decoder_invalid(struct wsnap_reader *r, const char *msg);
+
+/* ---- decode_zstd.c ------------------------------------------------------ */
+
+/* Whether the n bytes at p start a zstd stream: a zstd frame, after any
+ * skippable frames (whose magic lz4 shares) that end inside them. */
+bool wsnap_decoder_is_zstd(const unsigned char *p, size_t n);
+
+/* Opens the zstd decoder over the first chunk and decodes the first bytes
+ * (an empty stream, or one that holds another compression, is invalid
+ * here, as libarchive's outer reader found). Errors: an invalid stream,
+ * WSNAP_IO. */
+enum wsnap_status
+wsnap_decoder_zstd_open(struct wsnap_reader *r,
+			const struct wsnap_reader_outbuf *first);
+/* wsnap_decoder_next's step for zstd: the next decoded bytes into pend. */
+bool wsnap_decoder_zstd_next(struct wsnap_reader *r);
+void wsnap_decoder_zstd_release(struct wsnap_reader *r);
+/* wsnap_decoder_may_seek for zstd (decode_spans.c). */
+bool wsnap_decoder_zstd_may_seek(struct wsnap_reader *r);
+
+/* ---- decode_xzidx.c ----------------------------------------------------- */
+
+/*
+ * Before a regular xz input is decoded: the blocks, from the streams'
+ * indexes read from the end of the file, as spans (r->spans), which must
+ * add up to the input's size. The pass then checks every index against
+ * the blocks (liblzma's stream decoder) and the spans against the bytes
+ * decoded (wsnap_decoder_finish). A file whose indexes cannot be read so
+ * keeps no spans (spans_lost: it is read through a spill), which is no
+ * error. Errors: WSNAP_IO (out of memory).
+ */
+enum wsnap_status wsnap_decoder_xz_spans(struct wsnap_reader *r);
+
+/* ---- decode_spans.c ----------------------------------------------------- */
+
+/*
+ * At the layout's choice, for xz and zstd in a regular file: whether the
+ * stream will likely be read in place, so that no spill is written: xz
+ * when its indexes list two spans or more, all within the bounds of
+ * seek.h (wsnap_spans_seekable); zstd when its seek table does, or else
+ * when its first frame declares a content size within them (then a later
+ * frame may follow). A guess that the pass proves wrong (one frame only,
+ * a frame too large) gives no seek table, and the caller spills with
+ * no_seek (wsnap_index_build).
+ */
+bool wsnap_decoder_may_seek(struct wsnap_reader *r);
+
+/* Once an xz or zstd stream has ended: its spans as a seek table (the
+ * caller's), NULL when there are none or they cannot be one. */
+struct wsnap_seek_table *wsnap_decoder_spans_seek(struct wsnap_reader *r);
 
 /* Once the stream has ended: the seek table recorded while it was decoded
  * (the caller's; wsnap_seek_table_free), NULL when none was (not gzip, not

@@ -285,7 +285,10 @@ static struct wsnap_index *data_index(int *fd)
 	struct tm_member ms[] = {TM_FS("plain", sizeof(plain) - 1),
 				 TM_FS("sparse", 100), TM_FS("empty", 0),
 				 TM_FS("allhole", 30), TM_D("dir")};
-	struct wsnap_reader_result res = {-1, false, 4096, 2048, "gzip", NULL};
+	struct wsnap_reader_result res = {.data_fd = -1,
+					  .stream_bytes = 4096,
+					  .input_bytes = 2048,
+					  .compression = "gzip"};
 	struct wsnap_index *idx;
 	struct wsnap_index_stats st;
 
