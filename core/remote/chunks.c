@@ -1,0 +1,355 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The chunk cache (chunks.h). One mutex guards the list of entries, the
+ * read-ahead queue and the sequential-read state; fetches run without it.
+ * An entry's data is written only by the thread that fetches it, before
+ * its state leaves FETCHING under the mutex, and read only after: readers
+ * copy out of it without the mutex while they hold a reference, which
+ * keeps it from being dropped. The list is short (the budget over a chunk
+ * or a small extent), so lookups are a linear scan.
+ */
+#include "chunks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define AHEAD_THREADS 2
+#define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
+
+enum entry_state { E_FETCHING, E_READY, E_FAILED };
+
+struct entry {
+	struct entry *prev, *next;
+	uint64_t start, len;
+	char *data;
+	enum entry_state state;
+	int err;
+	unsigned refs;
+	uint64_t used;
+};
+
+struct wsnap_chunks {
+	pthread_mutex_t lock;
+	pthread_cond_t done; /* an entry left FETCHING */
+	pthread_cond_t work; /* the queue has work, or stop */
+	struct entry *head;
+	uint64_t size, budget, bytes, tick;
+	wsnap_chunk_fetch_fn fn;
+	void *ctx;
+	uint64_t seq_next;
+	unsigned window;
+	struct entry *queue[QUEUE_MAX];
+	unsigned qhead, qn;
+	pthread_t threads[AHEAD_THREADS];
+	unsigned nthreads;
+	pid_t pid;
+	bool stop;
+};
+
+void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
+		       uint64_t *start, uint64_t *end)
+{
+	uint64_t align = big ? WSNAP_CHUNK : WSNAP_CHUNK_SMALL;
+	uint64_t s = off & ~(align - 1), e;
+
+	if (big) {
+		e = s + align;
+	} else {
+		e = off + len;
+		if (e % align)
+			e += align - e % align;
+	}
+	*start = s;
+	*end = e < size ? e : size;
+}
+
+static struct entry *find(struct wsnap_chunks *c, uint64_t off, uint64_t end)
+{
+	struct entry *e;
+
+	for (e = c->head; e; e = e->next)
+		if (e->state != E_FAILED && e->start <= off &&
+		    end <= e->start + e->len)
+			return e;
+	return NULL;
+}
+
+static void drop(struct wsnap_chunks *c, struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	c->bytes -= e->len;
+	free(e->data);
+	free(e);
+}
+
+static void unref(struct wsnap_chunks *c, struct entry *e)
+{
+	if (--e->refs == 0 && e->state == E_FAILED)
+		drop(c, e);
+}
+
+/* Drops least recently used entries no one holds until within budget. */
+static void evict(struct wsnap_chunks *c)
+{
+	while (c->bytes > c->budget) {
+		struct entry *e, *lru = NULL;
+
+		for (e = c->head; e; e = e->next)
+			if (e->refs == 0 && e->state == E_READY &&
+			    (!lru || e->used < lru->used))
+				lru = e;
+		if (!lru)
+			break;
+		drop(c, lru);
+	}
+}
+
+/* A new entry for [start, end), FETCHING, held once, at the head. */
+static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
+			    uint64_t end)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->data = malloc(end - start))) {
+		free(e);
+		return NULL;
+	}
+	e->start = start;
+	e->len = end - start;
+	e->state = E_FETCHING;
+	e->refs = 1;
+	e->used = ++c->tick;
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	c->head = e;
+	c->bytes += e->len;
+	evict(c);
+	return e;
+}
+
+/* Called with the lock held: fetches e (held once) and settles it. */
+static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
+{
+	int rc;
+
+	pthread_mutex_unlock(&c->lock);
+	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len);
+	pthread_mutex_lock(&c->lock);
+	e->state = rc ? E_FAILED : E_READY;
+	e->err = rc;
+	pthread_cond_broadcast(&c->done);
+	return rc;
+}
+
+/* In a forked child: no thread of the parent is here to finish what it
+ * had in flight, nor to let go of what it held. */
+static void after_fork(struct wsnap_chunks *c)
+{
+	struct entry *e, *next;
+
+	for (e = c->head; e; e = next) {
+		next = e->next;
+		e->refs = 0;
+		if (e->state != E_READY)
+			drop(c, e);
+	}
+	c->qn = 0;
+	c->qhead = 0;
+	c->nthreads = 0;
+	c->pid = getpid();
+}
+
+/* An entry holding [off, end), held by the caller and READY: 0, or the
+ * fetch's error. */
+static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
+	       struct entry **out)
+{
+	uint64_t s, t;
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	e = find(c, off, end);
+	if (e) {
+		e->refs++;
+		e->used = ++c->tick;
+		while (e->state == E_FETCHING)
+			pthread_cond_wait(&c->done, &c->lock);
+		if (e->state == E_FAILED)
+			rc = e->err;
+	} else {
+		wsnap_chunks_plan(off, (size_t)(end - off), c->size, big, &s,
+				  &t);
+		e = insert(c, s, t);
+		rc = e ? fetch_locked(c, e) : -ENOMEM;
+	}
+	if (rc && e)
+		unref(c, e);
+	pthread_mutex_unlock(&c->lock);
+	*out = rc ? NULL : e;
+	return rc;
+}
+
+static void put(struct wsnap_chunks *c, struct entry *e)
+{
+	pthread_mutex_lock(&c->lock);
+	unref(c, e);
+	evict(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *ahead_main(void *arg)
+{
+	struct wsnap_chunks *c = arg;
+	struct entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->stop && c->qn == 0)
+			pthread_cond_wait(&c->work, &c->lock);
+		if (c->stop)
+			break;
+		e = c->queue[c->qhead];
+		c->qhead = (c->qhead + 1) % QUEUE_MAX;
+		c->qn--;
+		fetch_locked(c, e);
+		unref(c, e);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/* Queues the chunks first .. first+n-1 that are not there (lock held). */
+static void read_ahead(struct wsnap_chunks *c, uint64_t first, unsigned n)
+{
+	uint64_t k, s, t;
+	struct entry *e;
+
+	while (c->nthreads < AHEAD_THREADS &&
+	       pthread_create(&c->threads[c->nthreads], NULL, ahead_main, c) ==
+		       0)
+		c->nthreads++;
+	if (c->nthreads == 0)
+		return;
+	for (k = first; k < first + n && c->qn < QUEUE_MAX; k++) {
+		if (k > (c->size - 1) / WSNAP_CHUNK)
+			break;
+		s = k * WSNAP_CHUNK;
+		t = s + WSNAP_CHUNK < c->size ? s + WSNAP_CHUNK : c->size;
+		if (find(c, s, t))
+			continue;
+		e = insert(c, s, t);
+		if (!e)
+			break;
+		c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
+		c->qn++;
+	}
+	pthread_cond_broadcast(&c->work);
+}
+
+ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
+			  uint64_t off)
+{
+	uint64_t pos, end, cend;
+	struct entry *e;
+	unsigned window;
+	size_t done = 0;
+	bool seq;
+	int big, rc;
+
+	if (off >= c->size || len == 0)
+		return 0;
+	if (len > c->size - off)
+		len = (size_t)(c->size - off);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	pthread_mutex_lock(&c->lock);
+	if (c->pid != getpid())
+		after_fork(c);
+	seq = off == c->seq_next;
+	c->window = !seq				? 0
+		    : c->window == 0			? 1
+		    : c->window * 2 > WSNAP_CHUNK_AHEAD ? WSNAP_CHUNK_AHEAD
+							: c->window * 2;
+	window = c->window;
+	c->seq_next = off + len;
+	pthread_mutex_unlock(&c->lock);
+	big = len >= WSNAP_CHUNK / 2 || seq;
+	end = off + len;
+	while (done < len) {
+		pos = off + done;
+		cend = (pos & ~(uint64_t)(WSNAP_CHUNK - 1)) + WSNAP_CHUNK;
+		if (!big || cend > end)
+			cend = end;
+		rc = get(c, pos, cend, big, &e);
+		if (rc)
+			return rc;
+		memcpy((char *)buf + done, e->data + (pos - e->start),
+		       (size_t)(cend - pos));
+		put(c, e);
+		done += (size_t)(cend - pos);
+	}
+	if (big && window) {
+		pthread_mutex_lock(&c->lock);
+		if (!c->stop)
+			read_ahead(c, (end - 1) / WSNAP_CHUNK + 1, window);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return (ssize_t)len;
+}
+
+int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
+		     void *ctx, struct wsnap_chunks **out)
+{
+	struct wsnap_chunks *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	pthread_cond_init(&c->done, NULL);
+	pthread_cond_init(&c->work, NULL);
+	c->size = size;
+	c->budget = budget;
+	c->fn = fn;
+	c->ctx = ctx;
+	c->seq_next = UINT64_MAX;
+	c->pid = getpid();
+	*out = c;
+	return 0;
+}
+
+void wsnap_chunks_free(struct wsnap_chunks *c)
+{
+	unsigned i;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->lock);
+	if (c->pid == getpid())
+		for (i = 0; i < c->nthreads; i++)
+			pthread_join(c->threads[i], NULL);
+	while (c->head)
+		drop(c, c->head);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->done);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}
