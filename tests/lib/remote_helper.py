@@ -767,20 +767,37 @@ def cmd_supervise(a):
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
     child = subprocess.Popen(cmd, preexec_fn=pdeathsig)
+    # The main thread alone waits for the child (Popen.wait takes a lock);
+    # a signal or the watchdog only asks it to stop, then kills it after 5 s.
+    stopping = []
 
     def stop(*_):
-        if child.poll() is None:
-            child.terminate()
+        if not stopping:
+            stopping.append(time.monotonic())
             try:
-                child.wait(5)
-            except subprocess.TimeoutExpired:
-                child.kill()
-        os._exit(0)
+                child.terminate()
+            except OSError:
+                pass
+
+    def gone():
+        stop()
+        for _ in range(50):
+            if child.returncode is not None:
+                return
+            time.sleep(0.1)
+        child.kill()
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
-    watchdog(a.parent, a.lifetime, lambda: stop())
-    sys.exit(child.wait())
+    watchdog(a.parent, a.lifetime, gone)
+    while True:
+        try:
+            rc = child.wait(0.2)
+            break
+        except subprocess.TimeoutExpired:
+            if stopping and time.monotonic() - stopping[0] > 5:
+                child.kill()
+    sys.exit(0 if stopping else rc)
 
 
 def cmd_freeport(_a):
