@@ -164,62 +164,33 @@ static void say_entry(const struct wsnap_load_opts *lo, const char *name,
  */
 struct origin {
 	int fd;
-	struct wsnap_source *src;
+	struct wsnap_source *src;    /* owned until an index takes it */
+	struct wsnap_source *remote; /* the same, borrowed: while o or the
+					index built from it lives */
 	const char *label; /* the path, or the URL without credentials */
 	uint64_t size;
 };
 
-/* The whole remote object into a pipe, for a reader on the other end. */
-struct copier {
-	struct wsnap_source *src;
-	int fd; /* the write end, closed when done */
-	int rc;
-	char msg[WSNAP_REMOTE_MSG_MAX];
-	pthread_t thread;
-};
-
-static void *copier_main(void *arg)
+/* The remote object's copy into a pipe ended: a copy that failed is the
+ * error (the reader saw a stream cut short), one that the reader stopped
+ * reading is not. */
+static enum wsnap_status pipe_finish(struct wsnap_remote_pipe *p, int rfd,
+				     enum wsnap_status st,
+				     struct wsnap_error *err)
 {
-	struct copier *c = arg;
-
-	c->rc = wsnap_remote_copy(c->src, c->fd, c->msg);
-	close(c->fd);
-	return NULL;
-}
-
-/* Starts the copy of o's object: *rfd is the pipe's read end. */
-static enum wsnap_status copier_start(struct copier *c, struct origin *o,
-				      int *rfd, struct wsnap_error *err)
-{
-	int fds[2];
-
-	memset(c, 0, sizeof(*c));
-	c->src = o->src;
-	if (pipe2(fds, O_CLOEXEC) != 0)
-		return wsnap_error_io(err, errno, NULL, "cannot create a pipe");
-	c->fd = fds[1];
-	if (pthread_create(&c->thread, NULL, copier_main, c) != 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return wsnap_error_io(err, EAGAIN, NULL,
-				      "cannot start a thread");
-	}
-	*rfd = fds[0];
-	return WSNAP_OK;
-}
-
-/* Ends the copy once the reader is done with rfd (closed here): a copy
- * that failed is the error (the reader saw a stream cut short), one that
- * the reader stopped reading is not. */
-static enum wsnap_status copier_finish(struct copier *c, int rfd,
-				       enum wsnap_status st,
-				       struct wsnap_error *err)
-{
-	close(rfd);
-	pthread_join(c->thread, NULL);
-	if (c->rc && c->rc != -EPIPE)
-		return wsnap_error_io(err, 0, NULL, "%s", c->msg);
+	if (wsnap_remote_pipe_finish(p, rfd) != 0)
+		return wsnap_error_io(err, 0, NULL, "%s", p->msg);
 	return st;
+}
+
+static enum wsnap_status pipe_start(struct wsnap_remote_pipe *p,
+				    struct origin *o, int *rfd,
+				    struct wsnap_error *err)
+{
+	int rc = wsnap_remote_pipe_start(p, o->remote, rfd);
+
+	return rc ? wsnap_error_io(err, -rc, NULL, "cannot stream %s", o->label)
+		  : WSNAP_OK;
 }
 
 /* Whether the first bytes of an archive are a compressed stream's (then
@@ -244,7 +215,7 @@ static bool looks_compressed(struct origin *o)
 	size_t n = o->size < sizeof(head) ? (size_t)o->size : sizeof(head);
 	size_t i;
 
-	if (n == 0 || wsnap_source_read(o->src, head, n, 0) != 0)
+	if (n == 0 || wsnap_source_read(o->remote, head, n, 0) != 0)
 		return false;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (m[i].len <= n && memcmp(head, m[i].magic, m[i].len) == 0)
@@ -252,7 +223,9 @@ static bool looks_compressed(struct origin *o)
 	return false;
 }
 
-/* Gives idx (built or loaded without data) its data from o. */
+/* Gives idx (built or loaded without data) its data from o: a remote
+ * object's through the network, a compressed one's decoded into a spill
+ * file on the first read (no seek points yet). */
 static enum wsnap_status origin_attach(struct origin *o,
 				       struct wsnap_index *idx,
 				       struct wsnap_error *err)
@@ -260,29 +233,20 @@ static enum wsnap_status origin_attach(struct origin *o,
 	struct wsnap_reader_opts ropts = {.keep_data = true};
 	struct wsnap_index_stats is;
 	struct wsnap_stream *s;
-	enum wsnap_status st;
-	struct copier c;
-	int rfd;
+	int rc;
 
-	if (!o->src)
+	if (!o->remote)
 		return wsnap_index_attach_archive(idx, o->fd, &ropts, err);
 	wsnap_index_stats(idx, &is);
-	if (strcmp(is.compression, "none") == 0) {
-		if (wsnap_stream_plain(o->src, &s) != 0) {
-			o->src = NULL;
-			return wsnap_error_io(err, ENOMEM, NULL,
-					      "out of memory");
-		}
-		o->src = NULL;
-		wsnap_index_attach_stream(idx, s);
-		return WSNAP_OK;
-	}
-	/* compressed: decoded once more into a spill file, for now */
-	st = copier_start(&c, o, &rfd, err);
-	if (st != WSNAP_OK)
-		return st;
-	st = wsnap_index_attach_archive(idx, rfd, &ropts, err);
-	return copier_finish(&c, rfd, st, err);
+	rc = strcmp(is.compression, "none") == 0
+		     ? wsnap_stream_plain(o->src, &s)
+		     : wsnap_stream_spill(o->src, is.stream_bytes,
+					  is.compression, &s);
+	o->src = NULL;
+	if (rc)
+		return wsnap_error_io(err, -rc, NULL, "out of memory");
+	wsnap_index_attach_stream(idx, s);
+	return WSNAP_OK;
 }
 
 /* A build from o itself, with the progress line; its data attached with
@@ -295,20 +259,20 @@ static enum wsnap_status origin_build(struct origin *o,
 				      struct wsnap_index **out,
 				      struct wsnap_error *err)
 {
+	struct wsnap_remote_pipe p;
 	enum wsnap_status st;
-	struct copier c;
 	bool spill;
 	int rfd;
 
-	if (!o->src)
+	if (!o->remote)
 		return build_fresh(o->fd, o->label, policy, keep_data, progress,
 				   out, err);
 	spill = keep_data && looks_compressed(o);
-	st = copier_start(&c, o, &rfd, err);
+	st = pipe_start(&p, o, &rfd, err);
 	if (st != WSNAP_OK)
 		return st;
 	st = build_fresh(rfd, o->label, policy, spill, progress, out, err);
-	st = copier_finish(&c, rfd, st, err);
+	st = pipe_finish(&p, rfd, st, err);
 	if (st == WSNAP_OK && keep_data && !wsnap_index_has_data(*out))
 		st = origin_attach(o, *out, err);
 	if (st != WSNAP_OK) {
@@ -435,8 +399,8 @@ static bool origin_same(struct origin *o, const struct wsnap_fileid *id)
 {
 	struct wsnap_fileid now;
 
-	if (o->src)
-		return o->src->ops->check(o->src) == 0;
+	if (o->remote)
+		return o->remote->ops->check(o->remote) == 0;
 	return wsnap_fileid_get(o->fd, &now) == 0 &&
 	       wsnap_fileid_same(&now, id);
 }
@@ -463,8 +427,8 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 	/* the key is the identity once settled (fileid.h): a change made
 	 * after it was taken gives the archive another one; a remote
 	 * object's is its URL, ETag, Last-Modified and size */
-	if (o->src)
-		wsnap_remote_cache_key(o->src, &id);
+	if (o->remote)
+		wsnap_remote_cache_key(o->remote, &id);
 	else
 		rc = wsnap_fileid_settle(o->fd, &id);
 	if (rc && strict)
@@ -532,6 +496,7 @@ load_remote(const char *url, const struct wsnap_policy *policy, bool keep_data,
 	rc = wsnap_remote_open(url, &lo->remote, &o.src, msg);
 	if (rc)
 		return wsnap_error_io(err, 0, NULL, "%s", msg);
+	o.remote = o.src;
 	o.label = o.src->label;
 	o.size = o.src->size;
 	/* a remount costs the HEAD only */

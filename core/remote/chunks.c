@@ -43,6 +43,7 @@ struct wsnap_chunks {
 	void *ctx;
 	uint64_t seq_next;
 	unsigned window;
+	unsigned ahead_max; /* what fits in the budget beside the chunk read */
 	struct entry *queue[QUEUE_MAX];
 	unsigned qhead, qn;
 	pthread_t threads[AHEAD_THREADS];
@@ -54,12 +55,11 @@ struct wsnap_chunks {
 void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
 		       uint64_t *start, uint64_t *end)
 {
-	uint64_t align = big ? WSNAP_CHUNK : WSNAP_CHUNK_SMALL;
-	uint64_t s = off & ~(align - 1), e;
+	const uint64_t align = WSNAP_CHUNK_SMALL;
+	uint64_t s = off, e = off + WSNAP_CHUNK;
 
-	if (big) {
-		e = s + align;
-	} else {
+	if (!big) {
+		s = off & ~(align - 1);
 		e = off + len;
 		if (e % align)
 			e += align - e % align;
@@ -68,14 +68,21 @@ void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
 	*end = e < size ? e : size;
 }
 
-static struct entry *find(struct wsnap_chunks *c, uint64_t off, uint64_t end)
+/* The entry holding off (not a failed one), else NULL; *next is the start
+ * of the first entry after off (UINT64_MAX when none). */
+static struct entry *find(struct wsnap_chunks *c, uint64_t off, uint64_t *next)
 {
 	struct entry *e;
 
-	for (e = c->head; e; e = e->next)
-		if (e->state != E_FAILED && e->start <= off &&
-		    end <= e->start + e->len)
+	*next = UINT64_MAX;
+	for (e = c->head; e; e = e->next) {
+		if (e->state == E_FAILED)
+			continue;
+		if (e->start <= off && off < e->start + e->len)
 			return e;
+		if (e->start > off && e->start < *next)
+			*next = e->start;
+	}
 	return NULL;
 }
 
@@ -170,17 +177,17 @@ static void after_fork(struct wsnap_chunks *c)
 	c->pid = getpid();
 }
 
-/* An entry holding [off, end), held by the caller and READY: 0, or the
- * fetch's error. */
+/* An entry holding off, held by the caller and READY (made for [off, end)
+ * when there is none): 0, or the fetch's error. */
 static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 	       struct entry **out)
 {
-	uint64_t s, t;
+	uint64_t s, t, next;
 	struct entry *e;
 	int rc = 0;
 
 	pthread_mutex_lock(&c->lock);
-	e = find(c, off, end);
+	e = find(c, off, &next);
 	if (e) {
 		e->refs++;
 		e->used = ++c->tick;
@@ -191,6 +198,9 @@ static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 	} else {
 		wsnap_chunks_plan(off, (size_t)(end - off), c->size, big, &s,
 				  &t);
+		/* not again what the next entry holds */
+		if (t > next)
+			t = next;
 		e = insert(c, s, t);
 		rc = e ? fetch_locked(c, e) : -ENOMEM;
 	}
@@ -230,11 +240,12 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-/* Queues the chunks first .. first+n-1 that are not there (lock held). */
-static void read_ahead(struct wsnap_chunks *c, uint64_t first, unsigned n)
+/* Queues n chunks from p on that are not there (lock held). */
+static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 {
-	uint64_t k, s, t;
+	uint64_t t, next;
 	struct entry *e;
+	unsigned i;
 
 	while (c->nthreads < AHEAD_THREADS &&
 	       pthread_create(&c->threads[c->nthreads], NULL, ahead_main, c) ==
@@ -242,18 +253,21 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t first, unsigned n)
 		c->nthreads++;
 	if (c->nthreads == 0)
 		return;
-	for (k = first; k < first + n && c->qn < QUEUE_MAX; k++) {
-		if (k > (c->size - 1) / WSNAP_CHUNK)
-			break;
-		s = k * WSNAP_CHUNK;
-		t = s + WSNAP_CHUNK < c->size ? s + WSNAP_CHUNK : c->size;
-		if (find(c, s, t))
+	for (i = 0; i < n && p < c->size && c->qn < QUEUE_MAX; i++) {
+		e = find(c, p, &next);
+		if (e) {
+			p = e->start + e->len;
 			continue;
-		e = insert(c, s, t);
+		}
+		t = p + WSNAP_CHUNK < c->size ? p + WSNAP_CHUNK : c->size;
+		if (t > next)
+			t = next;
+		e = insert(c, p, t);
 		if (!e)
 			break;
 		c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
 		c->qn++;
+		p = t;
 	}
 	pthread_cond_broadcast(&c->work);
 }
@@ -261,11 +275,11 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t first, unsigned n)
 ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 			  uint64_t off)
 {
-	uint64_t pos, end, cend;
+	uint64_t pos, end;
 	struct entry *e;
 	unsigned window;
-	size_t done = 0;
-	bool seq;
+	size_t done = 0, n;
+	bool seq, inside;
 	int big, rc;
 
 	if (off >= c->size || len == 0)
@@ -277,33 +291,39 @@ ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 	pthread_mutex_lock(&c->lock);
 	if (c->pid != getpid())
 		after_fork(c);
-	seq = off == c->seq_next;
-	c->window = !seq				? 0
-		    : c->window == 0			? 1
-		    : c->window * 2 > WSNAP_CHUNK_AHEAD ? WSNAP_CHUNK_AHEAD
-							: c->window * 2;
-	window = c->window;
-	c->seq_next = off + len;
+	/* sequential: where the last read ended; a read inside what was
+	 * read (a digest check's chunk, then its reads; reads the kernel
+	 * sent together, served out of order) changes nothing */
+	inside = c->seq_next != UINT64_MAX && off + len <= c->seq_next &&
+		 off + WSNAP_CHUNK >= c->seq_next;
+	seq = off == c->seq_next || inside;
+	if (!inside) {
+		c->window = !seq			   ? 0
+			    : c->window == 0		   ? 1
+			    : c->window * 2 > c->ahead_max ? c->ahead_max
+							   : c->window * 2;
+		c->seq_next = off + len;
+	}
+	window = inside ? 0 : c->window;
 	pthread_mutex_unlock(&c->lock);
 	big = len >= WSNAP_CHUNK / 2 || seq;
 	end = off + len;
 	while (done < len) {
 		pos = off + done;
-		cend = (pos & ~(uint64_t)(WSNAP_CHUNK - 1)) + WSNAP_CHUNK;
-		if (!big || cend > end)
-			cend = end;
-		rc = get(c, pos, cend, big, &e);
+		rc = get(c, pos, end, big, &e);
 		if (rc)
 			return rc;
-		memcpy((char *)buf + done, e->data + (pos - e->start),
-		       (size_t)(cend - pos));
+		n = e->start + e->len - pos < end - pos
+			    ? (size_t)(e->start + e->len - pos)
+			    : (size_t)(end - pos);
+		memcpy((char *)buf + done, e->data + (pos - e->start), n);
 		put(c, e);
-		done += (size_t)(cend - pos);
+		done += n;
 	}
 	if (big && window) {
 		pthread_mutex_lock(&c->lock);
 		if (!c->stop)
-			read_ahead(c, (end - 1) / WSNAP_CHUNK + 1, window);
+			read_ahead(c, end, window);
 		pthread_mutex_unlock(&c->lock);
 	}
 	return (ssize_t)len;
@@ -328,6 +348,13 @@ int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
 	c->fn = fn;
 	c->ctx = ctx;
 	c->seq_next = UINT64_MAX;
+	/* read-ahead beyond the budget would drop what it fetched before it
+	 * is read */
+	c->ahead_max = budget / WSNAP_CHUNK > 1
+			       ? (unsigned)(budget / WSNAP_CHUNK) - 1
+			       : 0;
+	if (c->ahead_max > WSNAP_CHUNK_AHEAD)
+		c->ahead_max = WSNAP_CHUNK_AHEAD;
 	c->pid = getpid();
 	*out = c;
 	return 0;

@@ -4,9 +4,12 @@
  * what reads at random offsets of an object of known size go through.
  *
  *  - A read that is large (at least half a chunk) or continues the last
- *    one is served from aligned chunks of WSNAP_CHUNK bytes; a small one
- *    from its own extent rounded out to WSNAP_CHUNK_SMALL, so that a small
- *    member costs one request of about its size;
+ *    one is served from chunks of WSNAP_CHUNK bytes, each starting where
+ *    the read that needed it did (a sidecar's digest check reads a
+ *    member's 1 MiB chunks: each is then one request, and the reads of it
+ *    that follow none); a small one from its own extent rounded out to
+ *    WSNAP_CHUNK_SMALL, so that a small member costs one request of about
+ *    its size. A new entry ends where the next one starts;
  *  - a range is fetched once however many threads want it: the first
  *    inserts an entry and fetches, the others wait for it (single-flight);
  *    a failed fetch is handed to its waiters and forgotten;
@@ -46,7 +49,8 @@ ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 void wsnap_chunks_free(struct wsnap_chunks *c);
 
 /* The extent a read of [off, off+len) of an object of size bytes fetches
- * when it is not in the cache: [*start, *end). */
+ * when nothing holds off (before it is cut at the next entry): [*start,
+ * *end). */
 void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
 		       uint64_t *start, uint64_t *end);
 

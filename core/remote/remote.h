@@ -30,6 +30,7 @@
 #ifndef WSNAP_REMOTE_H
 #define WSNAP_REMOTE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -84,6 +85,34 @@ void wsnap_remote_cache_key(const struct wsnap_source *src,
  */
 int wsnap_remote_copy(struct wsnap_source *src, int fd,
 		      char msg[WSNAP_REMOTE_MSG_MAX]);
+
+/*
+ * The whole object (wsnap_remote_copy) into a pipe from a thread of its
+ * own: *rfd is the read end, for a reader (tar/reader.h). finish closes
+ * rfd, waits for the thread and returns its outcome: 0 (also when the
+ * reader stopped before the end) or a negative errno with p->msg set.
+ */
+struct wsnap_remote_pipe {
+	struct wsnap_source *src;
+	int fd;
+	int rc;
+	char msg[WSNAP_REMOTE_MSG_MAX];
+	pthread_t thread;
+};
+int wsnap_remote_pipe_start(struct wsnap_remote_pipe *p,
+			    struct wsnap_source *src, int *rfd);
+int wsnap_remote_pipe_finish(struct wsnap_remote_pipe *p, int rfd);
+
+/*
+ * The decoded stream (stream_bytes long, of compression, a static string
+ * such as the index's) of a compressed remote object without seek points:
+ * decoded whole into an unlinked spill file in $TMPDIR on its first read,
+ * which waits for it; a failed decoding fails that read (-EIO, or the
+ * copy's error) and is tried again by the next. Takes over src (freed on
+ * failure too). Returns 0 and *out, or -ENOMEM.
+ */
+int wsnap_stream_spill(struct wsnap_source *src, uint64_t stream_bytes,
+		       const char *compression, struct wsnap_stream **out);
 
 /*
  * Fetches the object beside src whose name is src's with suffix appended

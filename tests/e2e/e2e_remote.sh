@@ -64,6 +64,10 @@ done
 # faults-v2.tar is swapped in for faults.tar: it is served with the
 # sidecar of the object it replaces
 cp "$www/faults.tar.wsnapidx" "$www/faults-v2.tar.wsnapidx"
+# a replacement is a later upload: nginx's ETag is the mtime's second and
+# the size, which two copies made within one second would share
+touch -d @1700000000 "$www/faults.tar"
+touch -d @1700000600 "$www/faults-v2.tar"
 # tampered.tar: snap.tar with bytes of big/multi.bin changed (headers
 # intact), published with snap.tar's sidecar: its digests must catch it
 cp "$www/snap.tar" "$www/tampered.tar"
