@@ -240,36 +240,34 @@ static void *ahead_main(void *arg)
 	return NULL;
 }
 
-/* Queues n chunks from p on that are not there (lock held). */
+/*
+ * Read-ahead of n chunks from p (lock held): when less than half of that is
+ * there or on its way, the rest is queued as one request (so that a
+ * sequential read costs requests of several chunks, not one per chunk).
+ */
 static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 {
-	uint64_t t, next;
+	uint64_t limit = p + (uint64_t)n * WSNAP_CHUNK, q = p, next;
 	struct entry *e;
-	unsigned i;
 
+	if (limit > c->size)
+		limit = c->size;
+	while (q < limit && (e = find(c, q, &next)) != NULL)
+		q = e->start + e->len;
+	if (q >= limit || (q - p) * 2 >= limit - p || c->qn == QUEUE_MAX)
+		return;
 	while (c->nthreads < AHEAD_THREADS &&
 	       pthread_create(&c->threads[c->nthreads], NULL, ahead_main, c) ==
 		       0)
 		c->nthreads++;
 	if (c->nthreads == 0)
 		return;
-	for (i = 0; i < n && p < c->size && c->qn < QUEUE_MAX; i++) {
-		e = find(c, p, &next);
-		if (e) {
-			p = e->start + e->len;
-			continue;
-		}
-		t = p + WSNAP_CHUNK < c->size ? p + WSNAP_CHUNK : c->size;
-		if (t > next)
-			t = next;
-		e = insert(c, p, t);
-		if (!e)
-			break;
-		c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
-		c->qn++;
-		p = t;
-	}
-	pthread_cond_broadcast(&c->work);
+	e = insert(c, q, limit < next ? limit : next);
+	if (!e)
+		return;
+	c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
+	c->qn++;
+	pthread_cond_signal(&c->work);
 }
 
 ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,

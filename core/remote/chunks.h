@@ -14,8 +14,10 @@
  *    inserts an entry and fetches, the others wait for it (single-flight);
  *    a failed fetch is handed to its waiters and forgotten;
  *  - sequential reads grow a read-ahead window, doubling up to
- *    WSNAP_CHUNK_AHEAD chunks, fetched by background threads started on
- *    first need (again after a fork);
+ *    WSNAP_CHUNK_AHEAD chunks (fewer when the budget holds fewer beside
+ *    the one read); once less than half of it is there, the rest is
+ *    fetched as one request by a background thread (started on first
+ *    need, again after a fork);
  *  - entries take at most budget bytes (entries in use excepted), least
  *    recently used dropped first.
  */
