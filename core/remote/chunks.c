@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #define AHEAD_THREADS 2
+#define AHEAD_PIECE   2 /* chunks per read-ahead request */
 #define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
 
 enum entry_state { E_FETCHING, E_READY, E_FAILED };
@@ -28,6 +29,7 @@ struct entry {
 	uint64_t start, len;
 	char *data;
 	enum entry_state state;
+	uint64_t filled; /* leading bytes of data that are final */
 	int err;
 	unsigned refs;
 	uint64_t used;
@@ -145,13 +147,32 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 	return e;
 }
 
+struct filling {
+	struct wsnap_chunks *c;
+	struct entry *e;
+};
+
+/* The fetch's progress: the bytes up to n are there for readers. */
+static void filled_cb(void *p, size_t n)
+{
+	struct filling *f = p;
+
+	pthread_mutex_lock(&f->c->lock);
+	if (n > f->e->filled && n <= f->e->len) {
+		f->e->filled = n;
+		pthread_cond_broadcast(&f->c->done);
+	}
+	pthread_mutex_unlock(&f->c->lock);
+}
+
 /* Called with the lock held: fetches e (held once) and settles it. */
 static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 {
+	struct filling f = {c, e};
 	int rc;
 
 	pthread_mutex_unlock(&c->lock);
-	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len);
+	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, filled_cb, &f);
 	pthread_mutex_lock(&c->lock);
 	e->state = rc ? E_FAILED : E_READY;
 	e->err = rc;
@@ -177,8 +198,9 @@ static void after_fork(struct wsnap_chunks *c)
 	c->pid = getpid();
 }
 
-/* An entry holding off, held by the caller and READY (made for [off, end)
- * when there is none): 0, or the fetch's error. */
+/* An entry holding off, held by the caller, READY or with the bytes up to
+ * end (or its own end) filled (made for [off, end) when there is none): 0,
+ * or the fetch's error. */
 static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 	       struct entry **out)
 {
@@ -189,9 +211,14 @@ static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 	pthread_mutex_lock(&c->lock);
 	e = find(c, off, &next);
 	if (e) {
+		/* the bytes wanted of it, from its start */
+		uint64_t need =
+			(end < e->start + e->len ? end : e->start + e->len) -
+			e->start;
+
 		e->refs++;
 		e->used = ++c->tick;
-		while (e->state == E_FETCHING)
+		while (e->state == E_FETCHING && e->filled < need)
 			pthread_cond_wait(&c->done, &c->lock);
 		if (e->state == E_FAILED)
 			rc = e->err;
@@ -242,19 +269,19 @@ static void *ahead_main(void *arg)
 
 /*
  * Read-ahead of n chunks from p (lock held): when less than half of that is
- * there or on its way, the rest is queued as one request (so that a
- * sequential read costs requests of several chunks, not one per chunk).
+ * there or on its way, the rest is queued in requests of up to
+ * AHEAD_PIECE chunks, which the threads fetch side by side.
  */
 static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 {
-	uint64_t limit = p + (uint64_t)n * WSNAP_CHUNK, q = p, next;
+	uint64_t limit = p + (uint64_t)n * WSNAP_CHUNK, q = p, t, next;
 	struct entry *e;
 
 	if (limit > c->size)
 		limit = c->size;
 	while (q < limit && (e = find(c, q, &next)) != NULL)
 		q = e->start + e->len;
-	if (q >= limit || (q - p) * 2 >= limit - p || c->qn == QUEUE_MAX)
+	if (q >= limit || (q - p) * 2 >= limit - p)
 		return;
 	while (c->nthreads < AHEAD_THREADS &&
 	       pthread_create(&c->threads[c->nthreads], NULL, ahead_main, c) ==
@@ -262,12 +289,20 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 		c->nthreads++;
 	if (c->nthreads == 0)
 		return;
-	e = insert(c, q, limit < next ? limit : next);
-	if (!e)
-		return;
-	c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
-	c->qn++;
-	pthread_cond_signal(&c->work);
+	if (next > limit)
+		next = limit;
+	while (q < next && c->qn < QUEUE_MAX) {
+		t = q + AHEAD_PIECE * WSNAP_CHUNK < next
+			    ? q + AHEAD_PIECE * WSNAP_CHUNK
+			    : next;
+		e = insert(c, q, t);
+		if (!e)
+			break;
+		c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
+		c->qn++;
+		q = t;
+	}
+	pthread_cond_broadcast(&c->work);
 }
 
 ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,

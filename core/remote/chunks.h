@@ -11,13 +11,14 @@
  *    WSNAP_CHUNK_SMALL, so that a small member costs one request of about
  *    its size. A new entry ends where the next one starts;
  *  - a range is fetched once however many threads want it: the first
- *    inserts an entry and fetches, the others wait for it (single-flight);
+ *    inserts an entry and fetches, the others wait for it (single-flight),
+ *    each only until the bytes it wants have arrived;
  *    a failed fetch is handed to its waiters and forgotten;
  *  - sequential reads grow a read-ahead window, doubling up to
  *    WSNAP_CHUNK_AHEAD chunks (fewer when the budget holds fewer beside
  *    the one read); once less than half of it is there, the rest is
- *    fetched as one request by a background thread (started on first
- *    need, again after a fork);
+ *    queued in requests of 2 chunks, fetched side by side by two
+ *    background threads (started on first need, again after a fork);
  *  - entries take at most budget bytes (entries in use excepted), least
  *    recently used dropped first.
  */
@@ -32,9 +33,16 @@
 #define WSNAP_CHUNK_SMALL (16u << 10)
 #define WSNAP_CHUNK_AHEAD 8
 
-/* Fills buf with exactly len bytes at off: 0 or a negative errno. */
+/*
+ * Fills buf with exactly len bytes at off: 0 or a negative errno. On the
+ * way it may call filled(fctx, n) with the number of leading bytes of buf
+ * that are final (never written again), never decreasing: readers of those
+ * bytes need not wait for the rest.
+ */
 typedef int (*wsnap_chunk_fetch_fn)(void *ctx, void *buf, uint64_t off,
-				    size_t len);
+				    size_t len,
+				    void (*filled)(void *fctx, size_t n),
+				    void *fctx);
 
 struct wsnap_chunks;
 

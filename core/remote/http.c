@@ -428,6 +428,9 @@ struct xfer {
 	char *buf;	      /* the body into buf (cap bytes) ... */
 	int fd;		      /* ... or into fd */
 	uint64_t cap;
+	void (*filled)(void *fctx, size_t n); /* buf's bytes so far */
+	void *fctx;
+	size_t base; /* buf's bytes before this request's */
 	/* what came */
 	long status;
 	bool have_range, have_len, bad_header, checked, too_much, changed;
@@ -539,6 +542,8 @@ static size_t body_cb(char *b, size_t size, size_t nitems, void *ud)
 	}
 	if (x->buf) {
 		memcpy(x->buf + x->got, b, len);
+		if (x->filled)
+			x->filled(x->fctx, x->base + (size_t)x->got + len);
 	} else {
 		int e = wsnap_write_full(x->fd, b, len);
 
@@ -797,23 +802,29 @@ static int outcome_errno(enum outcome o)
 
 /* ---- the source ---------------------------------------------------------- */
 
-/* The chunk cache's fetch: one range of the pinned object. */
-static int fetch_range(void *ctx, void *buf, uint64_t off, size_t len)
+/* The chunk cache's fetch: one range of the pinned object, resumed where
+ * a failed try stopped (what it gave passed every check). */
+static int fetch_range(void *ctx, void *buf, uint64_t off, size_t len,
+		       void (*filled)(void *fctx, size_t n), void *fctx)
 {
 	struct remote *r = ctx;
 	char msg[WSNAP_REMOTE_MSG_MAX];
 	enum outcome o = O_RETRY;
+	size_t done = 0;
 	unsigned a;
 
 	for (a = 0; a < WSNAP_REMOTE_TRIES && o == O_RETRY; a++) {
-		struct xfer x = {.first = off,
-				 .len = len,
+		struct xfer x = {.first = off + done,
+				 .len = len - done,
 				 .ranged = true,
 				 .object_size = r->base.size,
 				 .etag = r->etag[0] ? r->etag : NULL,
-				 .buf = buf,
+				 .buf = (char *)buf + done,
 				 .fd = -1,
-				 .cap = len};
+				 .cap = len - done,
+				 .filled = filled,
+				 .fctx = fctx,
+				 .base = done};
 
 		if (atomic_load(&r->changed))
 			return -EIO;
@@ -821,6 +832,7 @@ static int fetch_range(void *ctx, void *buf, uint64_t off, size_t len)
 			backoff(a - 1);
 		o = request(r, &r->t, NULL, false, READ_TIMEOUTS * r->t.timeout,
 			    &x, msg);
+		done += (size_t)x.got;
 	}
 	if (o == O_CHANGED)
 		atomic_store(&r->changed, true);

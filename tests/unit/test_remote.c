@@ -194,8 +194,10 @@ struct fake {
 	atomic_int fail; /* fetches left to fail, -1: all */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	bool hold;     /* fetches wait until released */
-	unsigned held; /* fetches waiting */
+	bool hold;	  /* fetches wait until released */
+	unsigned held;	  /* fetches waiting */
+	bool hold_half;	  /* ... or once their first half is filled */
+	unsigned at_half; /* fetches there */
 };
 
 static unsigned char byte_at(uint64_t off)
@@ -203,7 +205,8 @@ static unsigned char byte_at(uint64_t off)
 	return (unsigned char)(off * 2654435761u >> 13);
 }
 
-static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len)
+static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len,
+		      void (*filled)(void *fctx, size_t n), void *fctx)
 {
 	struct fake *f = ctx;
 	size_t i;
@@ -223,8 +226,20 @@ static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len)
 	if (left < 0 || (left > 0 && atomic_compare_exchange_strong(
 					     &f->fail, &left, left - 1)))
 		return -EIO;
-	for (i = 0; i < len; i++)
+	/* in two halves, the first announced before the second is
+	 * written */
+	for (i = 0; i < len / 2; i++)
 		((unsigned char *)buf)[i] = byte_at(off + i);
+	filled(fctx, len / 2);
+	pthread_mutex_lock(&f->lock);
+	f->at_half++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->hold_half)
+		pthread_cond_wait(&f->cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	for (; i < len; i++)
+		((unsigned char *)buf)[i] = byte_at(off + i);
+	filled(fctx, len);
 	return 0;
 }
 
@@ -330,6 +345,46 @@ static void test_chunks_single_flight(void **state)
 	(void)state;
 }
 
+/* A reader of bytes that a fetch in flight has already filled does not
+ * wait for the rest: the second reader returns while the fetch is held
+ * after its first half (were it to wait, the test would hang). */
+static void test_chunks_partial(void **state)
+{
+	static struct reader_arg a, b;
+	struct wsnap_chunks *c;
+	pthread_t ta, tb;
+	struct fake f;
+
+	fake_init(&f, 1 << 20);
+	f.hold_half = true;
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	a.c = b.c = c;
+	a.off = 0;
+	a.len = 4000; /* fetches [0, 16 KiB) */
+	b.off = 10;
+	b.len = 100;
+	assert_int_equal(pthread_create(&ta, NULL, reader_main, &a), 0);
+	pthread_mutex_lock(&f.lock);
+	while (f.at_half == 0)
+		pthread_cond_wait(&f.cond, &f.lock);
+	pthread_mutex_unlock(&f.lock);
+	assert_int_equal(pthread_create(&tb, NULL, reader_main, &b), 0);
+	pthread_join(tb, NULL);
+	assert_int_equal(b.got, 100);
+	check_bytes(b.buf, 100, 10);
+	pthread_mutex_lock(&f.lock);
+	f.hold_half = false;
+	pthread_cond_broadcast(&f.cond);
+	pthread_mutex_unlock(&f.lock);
+	pthread_join(ta, NULL);
+	assert_int_equal(a.got, 4000);
+	check_bytes(a.buf, 4000, 0);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
 /* A sequential read is served whole and right, through chunks and the
  * read-ahead, and fetches each chunk once. */
 static void test_chunks_sequential(void **state)
@@ -419,6 +474,7 @@ int main(void)
 		cmocka_unit_test(test_chunk_plan),
 		cmocka_unit_test(test_chunks_small_reads),
 		cmocka_unit_test(test_chunks_single_flight),
+		cmocka_unit_test(test_chunks_partial),
 		cmocka_unit_test(test_chunks_sequential),
 		cmocka_unit_test(test_chunks_errors),
 		cmocka_unit_test(test_chunks_budget),
