@@ -705,8 +705,7 @@ const struct wsnap_option wsnap_load_options[] = {
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
 		       "neither read nor write the index cache"),
 	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
-			 "use the sidecar FILE or URL (wsnap index -o), "
-			 "untrusted"),
+			 "use the sidecar FILE or URL (untrusted)"),
 	WSNAP_OPT_END(),
 };
 
