@@ -5,12 +5,13 @@
 # wsnap benchmark: wsnap against GNU tar, bsdtar, Python's tarfile and
 # archivemount, side by side in one run, on synthetic snapshots.
 #
-#   bench/run.sh [--quick] [--sections 2,3,4,5,7,8] [--out FILE.md]
+#   bench/run.sh [--quick] [--sections 2,3,4,5,7,8,9] [--out FILE.md]
 #                [--workdir DIR] [--keep] [--reps N] [--timeout S]
 #                [--wsnap PATH]
 #
 # One numbered section per job (2 check/list, 3 mount, 4 export, 5 diff/pack,
-# 7 hydrate, 8 diff as a patch); each prints Markdown tables: one row per tool with wall time,
+# 7 hydrate, 8 diff as a patch, 9 remote snapshots from nginx over loopback);
+# each prints Markdown tables: one row per tool with wall time,
 # peak memory, the ratio to the wsnap row of the same table, and the section's
 # target next to it. A wsnap subcommand that is missing or fails gives
 # 'n/a (reason)' in its row; the run goes on. Every mount the script makes is
@@ -19,14 +20,15 @@
 # is still there; it is removed at the end unless --keep.
 #
 # Needs: GNU tar, bsdtar, python3, /usr/bin/time, git, and for the mount rows
-# /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh).
+# /dev/fuse and archivemount (WSNAP_BENCH_DEPS=1 scripts/deps.sh); for
+# section 9 nginx, openssl and curl (scripts/deps.sh).
 set -uo pipefail
 
 BENCH_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 SRC_DIR=$(dirname "$BENCH_DIR")
 
 QUICK=0
-SECTIONS=2,3,4,5,7,8
+SECTIONS=2,3,4,5,7,8,9
 OUT=
 WORK=/tmp/wsnap-bench
 KEEP=0
@@ -59,8 +61,8 @@ done
 
 for s in ${SECTIONS//,/ }; do
 	case $s in
-	2 | 3 | 4 | 5 | 7 | 8) ;;
-	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7, 8)" >&2; exit 2 ;;
+	2 | 3 | 4 | 5 | 7 | 8 | 9) ;;
+	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7, 8, 9)" >&2; exit 2 ;;
 	esac
 done
 want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
@@ -1031,6 +1033,270 @@ sec8() {
 	tbl_end
 }
 
+# ---------------------------------------------------------- section 9
+
+# Remote snapshots (issue 14): the archives served by an nginx of our own on
+# a loopback port (tests/lib/remote_lib.sh), with sidecars made by
+# 'wsnap index -o'; requests and bytes from its access log. The wsnap rows
+# are n/a while wsnap has no remote sources (REMOTE_WHY); the curl rows run.
+R9=$RUN/r9
+REMOTE_WHY=
+# cnt_row LABEL REQUESTS BYTES KEY TARGET MET: a row of a counts table (its
+# wall time is KEY's); a row with a TARGET goes into the summary.
+cnt_begin() {
+	out ""
+	out "### $1"
+	out ""
+	out "| measure | requests | bytes | wall s | target | met | runs |"
+	out "| --- | ---: | ---: | ---: | --- | --- | ---: |"
+	T_TITLE=$1
+}
+cnt_row() {
+	local label=$1 req=$2 bytes=$3 key=$4 target=$5 met=$6 wall st
+	st=${A_ST[$key]:-na}
+	case $st in
+	ok) wall=$(awk -v w="${A_WALL[$key]}" 'BEGIN { printf(w >= 10 ? "%.1f" : "%.3f", w) }') ;;
+	over) wall="over ${A_WHY[$key]} s" ;;
+	*) wall="n/a (${A_WHY[$key]:-not measured})" req=- bytes=- met="not measured" ;;
+	esac
+	[ -n "$target" ] || met=
+	out "| $label | $req | $bytes | $wall | $target | $met | ${A_RUNS[$key]:-0} |"
+	[ -z "$target" ] ||
+		SUMMARY+=("${T_TITLE%%.*}"$'\t'"$label"$'\t'"$target"$'\t'"$req requests, $bytes bytes"$'\t'"$met")
+}
+# r9_counts MARK: "REQUESTS BYTES" in the access log since MARK
+r9_counts() {
+	echo "$(log_count "$NGINX_LOG" "$1") $(log_bytes "$NGINX_LOG" "$1")"
+}
+
+r9_mount() { # URL-OR-FILE MNT: untimed; returns 0 when mounted
+	mkdir -p "$2"
+	MOUNTS+=("$2")
+	"$WSNAP" mount "$1" "$2" >/dev/null 2>"$R9/mount.err" && is_mounted "$2"
+}
+r9_setup_rbig() { r9_mount "$HTTP_URL/big.tar" "$R9/rbig" || agg_na r9.cat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"; }
+r9_setup_lbig() { r9_mount "$DATA/big.tar" "$R9/lbig" || agg_na r9.cat.local "mount failed: $(head -c 100 "$R9/mount.err")"; }
+r9_teardown_rbig() { unmount_fuse "$R9/rbig"; }
+r9_teardown_lbig() { unmount_fuse "$R9/lbig"; }
+r9_new_dest() { rm -rf --one-file-system "$R9/dest"; mkdir -p "$R9/dest"; }
+r9_retire_dest() { retire "$R9/dest"; [ "$QUICK" = 1 ] || sync; }
+r9_hyd_setup() {
+	unmount_workspace "$R9/hyd/ws"
+	rm -rf --one-file-system "$R9/hyd"
+	mkdir -p "$R9/hyd/upper" "$R9/hyd/ws"
+	WORKSPACES+=("$R9/hyd/ws")
+}
+r9_hyd_teardown() { unmount_workspace "$R9/hyd/ws"; rm -rf --one-file-system "$R9/hyd"; }
+r9_verify_hyd() {
+	local n
+	n=$(wc -l <"$R9/ls.out")
+	[ "$n" = "$DIRS" ] || echo "ls listed $n names, expected $DIRS"
+}
+r9_verify_tar() {
+	local n
+	n=$(find "$R9/dest" -type f | wc -l)
+	[ "$n" = "$NFILES" ] || echo "$n files extracted, expected $NFILES"
+}
+r9_verify_cat() { # the scattered files' bytes, as cat printed them
+	cmp -s "$R9/cat.out" "$R9/scatter.want" || echo "cat printed other bytes"
+}
+
+sec9() {
+	local why k m t a
+	out ""
+	out "## 9. remote snapshots over loopback (nginx on 127.0.0.1)"
+	out ""
+	out "Archives served by nginx (sendfile, keep-alive) from the page cache, each with a sidecar \`URL.wsnapidx\` made by \`wsnap index -o\`; requests and bytes (the bodies) from nginx's access log; every wsnap measure on a fresh mount. The curl rows are the network's and nginx's own cost."
+	ensure_small && ensure_big
+	warm "$DATA/small-a.tar" "$DATA/big.tar"
+	mkdir -p "$R9/www"
+	why=
+	for t in nginx openssl curl; do
+		command -v "$t" >/dev/null || PATH=$PATH:/usr/sbin
+		command -v "$t" >/dev/null || why+="${why:+, }$t not installed"
+	done
+	if [ -n "$why" ]; then
+		why="$why (scripts/deps.sh)"
+		for k in r9.mount.wsnap r9.ttfb.wsnap r9.ttfb.curl r9.scat.wsnap \
+			r9.scat.curl r9.cat.wsnap r9.cat.curl r9.cat.local r9.hyd.wsnap \
+			r9.hyd.curl; do
+			agg_na $k "$why"
+		done
+	else
+		ln -sf "$DATA/small-a.tar" "$DATA/big.tar" "$R9/www/"
+		# its servers are ended by the EXIT trap, before cleanup's unmounts
+		# shellcheck disable=SC2034 # read by remote_lib.sh
+		work=$RUN name=run.sh WSNAP_SOURCE_DIR=$SRC_DIR
+		# shellcheck source=../tests/lib/remote_lib.sh
+		. "$SRC_DIR/tests/lib/remote_lib.sh"
+		nginx_start "$R9/www"
+		echo probe >"$R9/probe.txt"
+		tar -C "$R9" -cf "$R9/www/probe.tar" probe.txt
+		REMOTE_WHY=$(tool_missing wsnap)$FUSE_WHY
+		if [ -z "$REMOTE_WHY" ]; then
+			m=$(log_mark "$NGINX_LOG")
+			if ! timeout 60 "$WSNAP" check --no-cache "$HTTP_URL/probe.tar" \
+				>/dev/null 2>"$R9/probe.err"; then
+				if [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
+					REMOTE_WHY="remote sources not built"
+				else
+					REMOTE_WHY="check of a URL failed: $(head -c 100 "$R9/probe.err")"
+				fi
+			fi
+		fi
+		if [ -z "$REMOTE_WHY" ]; then
+			log "making the sidecars (untimed)"
+			for a in small-a.tar big.tar; do
+				"$WSNAP" index "$DATA/$a" -o "$R9/www/$a.wsnapidx" 2>"$R9/index.err" ||
+					REMOTE_WHY="wsnap index failed: $(head -c 100 "$R9/index.err")"
+			done
+		fi
+		sec9_run
+	fi
+	sec9_tables
+}
+
+sec9_run() {
+	local r m c mnt nsc
+	# 1,000 scattered files of the 100,000 (all in --quick), their bytes,
+	# and their data's byte ranges in the archive (for curl)
+	"$PY" - "$DATA/small-a.tar" "$R9" <<'PY'
+import sys, tarfile
+tf = tarfile.open(sys.argv[1])
+files = [m for m in tf.getmembers() if m.isfile()]
+n = min(1000, len(files))
+step = len(files) // n
+pick = [files[i * step + (i * 37) % step] for i in range(n)]
+with open(sys.argv[2] + "/scatter.paths", "w") as p, \
+        open(sys.argv[2] + "/scatter.want", "wb") as w, \
+        open(sys.argv[2] + "/scatter.ranges", "w") as r:
+    for m in pick:
+        p.write(m.name.lstrip("./") + "\n")
+        w.write(tf.extractfile(m).read())
+        if m.size:
+            r.write("%d-%d\n" % (m.offset_data, m.offset_data + m.size - 1))
+PY
+	nsc=$(wc -l <"$R9/scatter.paths")
+	R9_NSC=$nsc R9_NEED=$(stat -c %s "$R9/scatter.want")
+	local curl_args=() rg
+	while read -r rg; do
+		curl_args+=(-s -o /dev/null -r "$rg" "$HTTP_URL/small-a.tar" --next)
+	done <"$R9/scatter.ranges"
+	unset 'curl_args[-1]' # the last --next
+
+	for r in $(seq "$REPS"); do
+		# 9a/9b: mount with the sidecar until ls answers, counted; then
+		# (another fresh mount) the first byte of one file
+		if [ -n "$REMOTE_WHY" ]; then
+			agg_na r9.mount.wsnap "$REMOTE_WHY"
+			agg_na r9.ttfb.wsnap "$REMOTE_WHY"
+			agg_na r9.scat.wsnap "$REMOTE_WHY"
+		else
+			mnt=$R9/m9a-$r
+			m=$(log_mark "$NGINX_LOG")
+			mount_timed r9.mount.wsnap wsnap "$HTTP_URL/small-a.tar" "$mnt" "$DIRS"
+			R9_MOUNT=$(r9_counts "$m")
+			unmount_fuse "$mnt"
+			mnt=$R9/m9b-$r
+			mkdir -p "$mnt"
+			MOUNTS+=("$mnt")
+			log "r9.ttfb.wsnap (run $r/$REPS)"
+			# shellcheck disable=SC2016
+			run1 r9.ttfb.wsnap --no-peak -- bash -c '"$1" mount "$2" "$3" && exec head -c 1 "$3/$4"' \
+				bash "$WSNAP" "$HTTP_URL/small-a.tar" "$mnt" "$(head -1 "$R9/scatter.paths")"
+			unmount_fuse "$mnt"
+			# 9c: the scattered files on a fresh mount (mount untimed)
+			mnt=$R9/m9c-$r
+			if r9_mount "$HTTP_URL/small-a.tar" "$mnt"; then
+				m=$(log_mark "$NGINX_LOG")
+				log "r9.scat.wsnap (run $r/$REPS)"
+				# shellcheck disable=SC2016
+				run1 r9.scat.wsnap --no-peak --stdout "$R9/cat.out" -- \
+					bash -c 'cd "$1" && exec xargs -d "\n" -a "$2" cat' bash "$mnt" "$R9/scatter.paths" &&
+					{ c=$(r9_verify_cat); [ -z "$c" ] || agg_na r9.scat.wsnap "wrong result: $c"; }
+				R9_SCAT=$(r9_counts "$m")
+			else
+				agg_na r9.scat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"
+			fi
+			unmount_fuse "$mnt"
+		fi
+		log "r9.ttfb.curl (run $r/$REPS)"
+		run1 r9.ttfb.curl -- curl -s -r 0-0 -o /dev/null "$HTTP_URL/small-a.tar"
+		m=$(log_mark "$NGINX_LOG")
+		log "r9.scat.curl (run $r/$REPS)"
+		run1 r9.scat.curl -- curl "${curl_args[@]}"
+		R9_SCAT_CURL=$(r9_counts "$m")
+	done
+
+	# 9d: sequential read of the big member
+	if [ -n "$REMOTE_WHY" ]; then
+		agg_na r9.cat.wsnap "$REMOTE_WHY"
+	else
+		spec r9.cat.wsnap --setup r9_setup_rbig --teardown r9_teardown_rbig -- cat "$R9/rbig/big.bin"
+	fi
+	spec r9.cat.curl -- curl -s -o /dev/null "$HTTP_URL/big.tar"
+	if [ -n "$FUSE_WHY$(tool_missing wsnap)" ]; then
+		agg_na r9.cat.local "$FUSE_WHY$(tool_missing wsnap)"
+	else
+		spec r9.cat.local --setup r9_setup_lbig --teardown r9_teardown_lbig -- cat "$R9/lbig/big.bin"
+	fi
+	run_specs
+
+	# 9e: a remote workspace usable vs curl | tar -x
+	if [ -n "$REMOTE_WHY" ]; then
+		agg_na r9.hyd.wsnap "$REMOTE_WHY"
+	else
+		# shellcheck disable=SC2016
+		spec r9.hyd.wsnap --setup r9_hyd_setup --teardown r9_hyd_teardown \
+			--verify r9_verify_hyd --stdout "$R9/ls.out" -- \
+			bash -c '"$@" && exec ls -- "${!#}"' bash \
+			"$WSNAP" hydrate --upper "$R9/hyd/upper" "$HTTP_URL/small-a.tar" "$R9/hyd/ws"
+	fi
+	# shellcheck disable=SC2016
+	spec r9.hyd.curl --setup r9_new_dest --teardown r9_retire_dest --verify r9_verify_tar -- \
+		bash -c 'curl -sf "$1" | tar -x -C "$2"' bash "$HTTP_URL/small-a.tar" "$R9/dest"
+	run_specs
+}
+
+sec9_tables() {
+	local req bytes met n
+	read -r req bytes <<<"${R9_MOUNT:-- -}"
+	met=NO
+	[ "$req" != - ] && [ "$req" -le 3 ] && met=yes
+	cnt_begin "9a. mount of the $NFILES-file snapshot over HTTP with its sidecar, until ls of the root answers"
+	cnt_row "wsnap mount URL + ls" "$req" "$bytes" r9.mount.wsnap "at most 3 requests" "$met"
+	out ""
+	out "(Archive $(mib "$DATA/small-a.tar"); sidecar $(stat -c %s "$R9/www/small-a.tar.wsnapidx" 2>/dev/null || echo '-') bytes.)"
+
+	tbl_begin "9b. time to first byte: one byte of one file of the snapshot"
+	tbl_row r9.ttfb.wsnap "wsnap mount URL + head -c 1 FILE (fresh mount, sidecar)"
+	tbl_row r9.ttfb.curl "curl -r 0-0 URL (one request)"
+	tbl_end
+
+	n=${R9_NSC:-1000}
+	cnt_begin "9c. cat of $n scattered files of the $NFILES (${R9_NEED:-?} bytes in all), fresh mount"
+	read -r req bytes <<<"${R9_SCAT:-- -}"
+	met=NO
+	[ "$req" != - ] && [ "$req" -le "$n" ] && met=yes
+	cnt_row "wsnap: cat MNT/FILE... (requests)" "$req" "$bytes" r9.scat.wsnap "at most $n requests" "$met"
+	met=NO
+	[ "$req" != - ] && [ "$bytes" -le $((${R9_NEED:-0} + req * 65536)) ] && met=yes
+	cnt_row "wsnap: cat MNT/FILE... (bytes)" "$req" "$bytes" r9.scat.wsnap "at most their bytes + 64 KiB a request" "$met"
+	read -r req bytes <<<"${R9_SCAT_CURL:-- -}"
+	cnt_row "curl: their data's byte ranges, one connection" "$req" "$bytes" r9.scat.curl "" ""
+
+	tbl_begin "9d. sequential read of the ${BIG_MIB} MiB member ($(mib "$DATA/big.tar") .tar)"
+	tbl_row r9.cat.wsnap "wsnap: cat of MNT/big.bin, mounted from URL (first read)"
+	tbl_row r9.cat.curl "curl -o /dev/null URL (the whole object)"
+	tbl_row r9.cat.local "wsnap: cat of MNT/big.bin, mounted from the local file (first read)" "ratio_ge:0.8:remote >= 0.8x the local mount's throughput"
+	tbl_end "(FUSE is the ceiling of both mounts: about half of what curl gets from nginx over loopback.)"
+
+	tbl_begin "9e. time until a remote workspace of $NFILES files is usable"
+	tbl_row r9.hyd.wsnap "wsnap hydrate URL WS + ls (sidecar)"
+	tbl_row r9.hyd.curl "curl URL piped to tar -x" "ratio_ge:20:wsnap >= 20x sooner"
+	tbl_end
+}
+
 # ---------------------------------------------------------- the run
 
 version() { # TOOL ARGS: the first line of its version, or "TOOL missing"
@@ -1086,6 +1352,7 @@ want 4 && sec4
 want 5 && sec5
 want 7 && sec7
 want 8 && sec8
+want 9 && sec9
 summary
 out ""
 out "Total benchmark time: $((SECONDS - T_START)) s; load average at end: $(cut -d' ' -f1-3 /proc/loadavg)."

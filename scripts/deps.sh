@@ -9,7 +9,7 @@ pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev liblzma
       python3-pip fuse-overlayfs psmisc clang clang-format tar
       libgit2-dev git patch                  # diff --patch and its tests
       e2fsprogs dosfstools xfsprogs bindfs # destinations of e2e_export_casefold
-      nginx openssl curl)                   # the remote tests' web server, CA, client
+      nginx openssl curl iproute2 procps)   # the remote tests' servers, CA, client, ss, pgrep
 # the S3 test server (s3rver) comes from npm, with the machine's Node.js or
 # Debian's
 command -v npm >/dev/null || pkgs+=(npm)

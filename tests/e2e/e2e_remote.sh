@@ -20,6 +20,7 @@
 . "$WSNAP_SOURCE_DIR/tests/lib/remote_lib.sh"
 
 W=$WSNAP_BIN
+step() { echo "-- $name: $1 (at $SECONDS s)"; }
 rr=$WSNAP_SOURCE_DIR/tests/lib/remote_reads.py
 hh=$WSNAP_SOURCE_DIR/tests/lib/hydrate_helper.py
 export WSNAP_CACHE_DIR=$work/cache
@@ -62,12 +63,10 @@ for a in snap.tar faults.tar many.tar; do
 	"$W" index "$www/$a" -o "$www/$a.wsnapidx" || fail "wsnap index $a"
 done
 # faults-v2.tar is swapped in for faults.tar: it is served with the
-# sidecar of the object it replaces
+# sidecar of the object it replaces; nginx's ETag is the mtime's seconds and
+# the size, the same for both unless the mtimes differ
 cp "$www/faults.tar.wsnapidx" "$www/faults-v2.tar.wsnapidx"
-# a replacement is a later upload: nginx's ETag is the mtime's second and
-# the size, which two copies made within one second would share
-touch -d @1700000000 "$www/faults.tar"
-touch -d @1700000600 "$www/faults-v2.tar"
+touch -d @1600000000 "$www/faults-v2.tar"
 # tampered.tar: snap.tar with bytes of big/multi.bin changed (headers
 # intact), published with snap.tar's sidecar: its digests must catch it
 cp "$www/snap.tar" "$www/tampered.tar"
@@ -84,9 +83,9 @@ for a in snap.tar plain.tar other.tar many.tar snap.tar.wsnapidx \
 	many.tar.wsnapidx; do
 	s3_put snaps "$a" "$www/$a"
 done
-S3_ENV=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION
-	AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET
-	AWS_SESSION_TOKEN=$TOKEN)
+S3_ENV=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION"
+	AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+	AWS_SESSION_TOKEN="$TOKEN")
 
 # src NAME ARCHIVE: sets $url, $slog (the log that counts its requests)
 # and $senv (its environment) for the source NAME (http, https, s3)
@@ -123,6 +122,7 @@ rc=0
 
 for s in http https s3; do
 	# ---- with a sidecar: mount in at most 3 requests, nothing per member ----
+	step "$s: with a sidecar"
 	src $s snap.tar
 	newmnt "mnt-$s"
 	opts=()
@@ -144,6 +144,7 @@ for s in http https s3; do
 	expect_rc 0 "$W" unmount "$mnt"
 
 	# ---- without: streamed once, cached; a remount costs one HEAD ----
+	step "$s: without"
 	src $s plain.tar
 	newmnt "mnt-$s-plain"
 	m=$(log_mark "$slog")
@@ -169,6 +170,7 @@ for s in http https s3; do
 	expect_rc 0 "$W" unmount "$mnt"
 
 	# ---- ls, check, diff, export, index answer as for the local file ----
+	step "$s: ls, check, diff, export, index answer as for the local file"
 	for a in snap.tar plain.tar; do
 		src $s $a
 		on "$W" ls --json "$url" >"$work/got.ls" 2>"$work/stderr" ||
@@ -200,6 +202,7 @@ for s in http https s3; do
 	cmp -s "$work/got.ls" "$work/want.ls" || fail "$s: ls with the sidecar made from $url differs"
 
 	# ---- hydrate: the workspace reads as the archive; its diff as local ----
+	step "$s: hydrate"
 	ws=$work/ws-$s
 	on "$W" hydrate "$url" "$ws" 2>"$work/stderr" ||
 		fail "$s: hydrate $url: $(cat "$work/stderr")"
@@ -214,11 +217,13 @@ for s in http https s3; do
 		fail "$s: diff of the workspace: exit $rc1/$rc2: $(cat "$work/d1" "$work/d2" "$work/stderr")"
 	grep -q 'src/pkg/main.py' "$work/d1" || fail "$s: the change is not in the diff"
 	st=$(dirname "$ws")/.$(basename "$ws").wsnap
+	[ -f "$st/state" ] || fail "$s: no state file at $st/state"
 	no_secrets "$st/state"
 	expect_rc 0 "$W" unmount --discard "$ws"
 done
 
 # ---- a compressed archive without a sidecar ----
+step "a compressed archive without a sidecar"
 newmnt mnt-gz
 expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar.gz" "$mnt"
 python3 "$helper" compare "$work/snap.tar.gz" "$mnt" "$work/want.ls" ||
@@ -230,6 +235,7 @@ expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar.gz" "$mnt"
 expect_rc 0 "$W" unmount "$mnt"
 
 # ---- reads fetch what is read: scattered small files, a large member ----
+step "reads fetch what is read"
 newmnt mnt-many
 expect_rc 0 timeout 120 "$W" mount -o cache_size=4194304 "$HTTP_URL/many.tar" "$mnt"
 paths=()
@@ -265,6 +271,16 @@ bs=$(python3 -c 'import sys, tarfile; print(tarfile.open(sys.argv[1]).getmember(
 [ "$n" -le $((bs / 1048576 + 3)) ] || fail "a $bs-byte member took $n requests"
 [ "$b" -le $((bs + (2 << 20))) ] || fail "a $bs-byte member fetched $b bytes"
 expect_rc 0 "$W" unmount "$mnt"
+# one request for a chunk however many threads want it: 8 readers of one
+# MiB of a fresh mount at once (that MiB spans at most 2 chunks)
+newmnt mnt-together
+expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/snap.tar" "$mnt"
+m=$(log_mark "$NGINX_LOG")
+timeout 60 python3 "$rr" together "$work/snap.tar" "$mnt" big/multi.bin 8 131072 ||
+	fail "8 readers of one chunk"
+n=$(log_count "$NGINX_LOG" "$m" '$1 == "GET" && $2 == "/snap.tar"')
+[ "$n" -le 3 ] || fail "8 readers of one MiB made $n requests: $(log_since "$NGINX_LOG" "$m")"
+expect_rc 0 "$W" unmount "$mnt"
 # the sidecar's digests are checked before anything is served
 newmnt mnt-tampered
 expect_rc 0 timeout 120 "$W" mount "$HTTP_URL/tampered.tar" "$mnt"
@@ -275,6 +291,7 @@ timeout 60 python3 "$rr" check ok "$work/snap.tar" "$mnt" src/pkg/main.py many/f
 expect_rc 0 "$W" unmount "$mnt"
 
 # ---- TLS: a certificate from no CA we know is refused; the CA variables ----
+step "TLS"
 for how in none AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE; do
 	rc=0
 	if [ $how = none ]; then
@@ -292,6 +309,7 @@ one_line "mount https without the CA" "$HTTPS_URL/snap.tar"
 ! is_mounted "$mnt" || fail "mounted without the CA"
 
 # ---- 403 and 404 at mount: exit 4, one line naming the URL ----
+step "403 and 404 at mount"
 newmnt mnt-refused
 expect_rc 4 timeout 60 "$W" mount "$HTTP_URL/nothing.tar" "$mnt"
 one_line "404" "$HTTP_URL/nothing.tar"
@@ -301,13 +319,13 @@ one_line "404 with credentials in the URL" "$hostport/nothing.tar"
 no_secrets "$work/stderr"
 ! grep -q wsnapuser "$work/stderr" || fail "the URL's user in the message: $(cat "$work/stderr")"
 src s3 snap.tar
-senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION AWS_ACCESS_KEY_ID=$KEY
-	AWS_SECRET_ACCESS_KEY=wrong-secret AWS_SESSION_TOKEN=$TOKEN)
+senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION" AWS_ACCESS_KEY_ID="$KEY"
+	AWS_SECRET_ACCESS_KEY=wrong-secret AWS_SESSION_TOKEN="$TOKEN")
 expect_rc 4 on "$W" mount "$url" "$mnt"
 one_line "s3 wrong secret" "$url"
 no_secrets "$work/stderr"
 ! grep -q wrong-secret "$work/stderr" || fail "the secret in the message"
-senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION) # anonymous
+senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION") # anonymous
 expect_rc 4 on "$W" mount "$url" "$mnt"
 one_line "s3 anonymous" "$url"
 src s3 nothing.tar
@@ -316,19 +334,22 @@ one_line "s3 404" "$url"
 ! is_mounted "$mnt" || fail "a refused source was mounted"
 
 # ---- S3 settings as the AWS tools read them ----
+step "S3 settings as the AWS tools read them"
 src s3 snap.tar
 for variant in endpoint default-region profile; do
 	case $variant in
-	endpoint) senv=(AWS_ENDPOINT_URL="$S3_URL" AWS_REGION=$REGION
-		AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_SESSION_TOKEN=$TOKEN) ;;
-	default-region) senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_DEFAULT_REGION=$REGION
-		AWS_ACCESS_KEY_ID=$KEY AWS_SECRET_ACCESS_KEY=$SECRET AWS_SESSION_TOKEN=$TOKEN) ;;
+	endpoint) senv=(AWS_ENDPOINT_URL="$S3_URL" AWS_REGION="$REGION"
+		AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+		AWS_SESSION_TOKEN="$TOKEN") ;;
+	default-region) senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_DEFAULT_REGION="$REGION"
+		AWS_ACCESS_KEY_ID="$KEY" AWS_SECRET_ACCESS_KEY="$SECRET"
+		AWS_SESSION_TOKEN="$TOKEN") ;;
 	profile)
 		mkdir -p "$HOME/.aws"
 		printf '[default]\naws_access_key_id = AKIDNOTTHIS\naws_secret_access_key = no\n\n[wsnaptest]\naws_access_key_id = %s\naws_secret_access_key = %s\naws_session_token = %s\n' \
 			"$KEY" "$SECRET" "$TOKEN" >"$HOME/.aws/credentials"
 		chmod 600 "$HOME/.aws/credentials"
-		senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION=$REGION AWS_PROFILE=wsnaptest) ;;
+		senv=(AWS_ENDPOINT_URL_S3="$S3_URL" AWS_REGION="$REGION" AWS_PROFILE=wsnaptest) ;;
 	esac
 	on "$W" check --no-cache "$url" 2>"$work/stderr" ||
 		fail "s3 with $variant: $(cat "$work/stderr")"
@@ -336,6 +357,7 @@ done
 rm -rf "$HOME/.aws"
 
 # ---- credentials: not in arguments, mount sources, messages ----
+step "credentials"
 src s3 snap.tar
 newmnt mnt-cred-s3
 expect_rc 0 on "$W" mount "$url" "$mnt"
@@ -360,14 +382,15 @@ expect_rc 0 "$W" unmount "$mnt"
 expect_rc 0 "$W" unmount "$mnt_s3"
 
 # ---- faults: retries or EIO, never wrong bytes, never a hang ----
+step "faults"
 fault_start "$NGINX_HTTP_PORT"
 newmnt mnt-faults
 m=$(log_mark "$FAULT_LOG")
-expect_rc 0 timeout 60 "$W" mount -o timeout=3 "$FAULT_URL/faults.tar" "$mnt"
+expect_rc 0 timeout 60 "$W" mount -o timeout=2 "$FAULT_URL/faults.tar" "$mnt"
 [ "$(log_count "$FAULT_LOG" "$m")" -le 3 ] || fail "faults: mount: $(log_since "$FAULT_LOG" "$m")"
 DATA='match=^GET /faults\.tar '
-# fault WHAT FILE K=V...: FILE (fresh) reads right although the data
-# requests meet the fault; the fault must have been met
+# fault WHAT FILE K=V...: FILE (fresh: no member next to it was read)
+# reads right although the data requests meet the fault, which they must
 fault() {
 	local what=$1 f=$2
 	shift 2
@@ -377,10 +400,10 @@ fault() {
 	fault_state | grep -q '"faulted": [1-9]' || fail "faults: $what: never met: $(fault_state)"
 }
 fault "two 500s" f01 mode=status status=500 n=2
-fault "a 503" f02 mode=status status=503 n=1
-fault "two resets" f03 mode=reset n=2
-fault "a short body" f04 mode=truncate n=1
-fault "a delay under the timeout" f05 mode=delay delay=1 n=2
+fault "a 503" f04 mode=status status=503 n=1
+fault "two resets" f07 mode=reset n=2
+fault "a short body" f10 mode=truncate n=1
+fault "a delay under the timeout" f13 mode=delay delay=0.5 n=2
 # a fault that does not end: EIO in bounded time, then the mount recovers
 # eio WHAT FILE K=V...
 eio() {
@@ -394,15 +417,18 @@ eio() {
 	fault_set
 	echo "faults: $what: EIO after $t s"
 }
-eio "500 for ever" f06 mode=status status=500
-eio "a server that hangs (-o timeout=3)" f07 mode=hang
-eio "resets for ever" f08 mode=reset
+eio "500 for ever" f16 mode=status status=500
+eio "a server that hangs (-o timeout=2)" f19 mode=hang
+eio "resets for ever" f22 mode=reset
 fault_set
-timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f09 ||
+timeout 60 python3 "$rr" check ok "$work/faults.tar" "$mnt" f25 ||
 	fail "faults: the mount did not recover"
 # the object replaced: EIO (If-Match), never the new object's bytes
+etag() { curl -sfI "$1" | tr -d '\r' | awk -F': ' 'tolower($1) == "etag" { print $2 }'; }
+[ "$(etag "$HTTP_URL/faults.tar")" != "$(etag "$HTTP_URL/faults-v2.tar")" ] ||
+	fail "faults: the two objects have one ETag"
 fault_set replace=/faults.tar=/faults-v2.tar
-n=$(timeout 90 python3 "$rr" check either "$work/faults.tar" "$mnt" f10 f11) ||
+n=$(timeout 90 python3 "$rr" check either "$work/faults.tar" "$mnt" f28 f31) ||
 	fail "faults: replaced object: wrong bytes or another error"
 [ "$n" -ge 1 ] || fail "faults: the replaced object was read without EIO"
 [ "$(log_count "$NGINX_LOG" 0 '$2 == "/faults-v2.tar" && $4 == 206')" = 0 ] ||
@@ -413,7 +439,7 @@ remote_stop_one() { kill -TERM "$1" 2>/dev/null; wait "$1" 2>/dev/null || true; 
 remote_stop_one "${remote_pids[-1]}"
 unset 'remote_pids[-1]'
 t0=$SECONDS
-timeout 90 python3 "$rr" check eio "$work/faults.tar" "$mnt" f12 ||
+timeout 90 python3 "$rr" check eio "$work/faults.tar" "$mnt" f34 ||
 	fail "faults: server gone: not EIO in bounded time"
 echo "faults: server gone: EIO after $((SECONDS - t0)) s"
 ls "$mnt" >/dev/null || fail "faults: the mount's listing failed with the server gone"
@@ -427,4 +453,4 @@ newmnt mnt-403
 expect_rc 4 timeout 60 "$W" mount "$FAULT_URL/faults.tar" "$mnt"
 one_line "403" "$FAULT_URL/faults.tar"
 ! is_mounted "$mnt" || fail "mounted after a 403"
-echo "e2e_remote: ok"
+echo "e2e_remote: ok ($SECONDS s)"

@@ -278,9 +278,12 @@ t=$((($(date +%s%N) - t0) / 1000000))
 fault_set mode=hang
 t0=$(date +%s%N)
 want "hang" "$(code --max-time 1 -r 0-9 "$F")" "000 rc=28"
-code --max-time 10 -r 0-9 "$F" >"$work/hung" &
+code --max-time 20 -r 0-9 "$F" >"$work/hung" &
 hung=$!
-sleep 0.5
+for i in $(seq 100); do # until the proxy holds it
+	fault_state | grep -q '"faulted": 2' && break
+	sleep 0.1
+done
 fault_set mode=pass # releases the hung request: its connection is reset
 wait $hung
 want "hang released" "$(cat "$work/hung")" "000 rc=56"

@@ -72,20 +72,21 @@ for t in nginx openssl curl; do
 	command -v "$t" >/dev/null || fail "$t missing (scripts/deps.sh installs it)"
 done
 
-# wait_port_file FILE: its port once the server has written it (10 s)
+# wait_port_file FILE: its port once the server has written it (30 s)
 wait_port_file() {
 	local i
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		[ -s "$1" ] && { cat "$1"; return 0; }
 		sleep 0.1
 	done
 	return 1
 }
 
-# wait_http URL: until something answers URL (10 s); curl's exit otherwise
+# wait_http URL: until something answers URL (about 30 s); curl's exit
+# otherwise
 wait_http() {
 	local i rc=0
-	for i in $(seq 100); do
+	for i in $(seq 300); do
 		rc=0
 		curl -s -o /dev/null --max-time 2 "$@" || rc=$?
 		[ $rc = 0 ] && return 0

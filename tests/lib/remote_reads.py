@@ -3,9 +3,11 @@
 """Reads through a mount of a remote snapshot (tests/e2e/e2e_remote.sh).
 
   remote_reads.py make DIR
-      DIR/faults.tar: 12 members f01..f12 of 2 MiB (+ a little) of
-      distinct bytes, and DIR/faults-v2.tar laid out alike (the same names,
-      sizes and offsets) with other bytes: the object a server swaps in;
+      DIR/faults.tar: 34 members f01..f34 of 1.2 MiB (+ a little) of
+      distinct bytes (a test reads every third, so that no read-ahead of
+      one holds the next), and DIR/faults-v2.tar laid out alike (the same
+      names, sizes and offsets) with other bytes: the object a server
+      swaps in;
       DIR/many.tar: 400 small files in 8 directories; DIR/other.tar: the
       snapshot DIR/snap.tar with the bytes of every file changed (sizes
       kept)
@@ -15,6 +17,10 @@
       MODE eio: each read must fail with EIO, after right bytes only.
       MODE either: each is one or the other; prints how many failed.
       Never a wrong byte, never another error.
+  remote_reads.py together ARCHIVE MNT PATH THREADS STEP
+      THREADS threads, released at once, each read 4 KiB of PATH at
+      offset i * STEP (i = 0..THREADS-1), every byte checked: reads of
+      one chunk that arrive together.
 
 Exit status 0 when all is well; a message and 1 otherwise.
 """
@@ -42,8 +48,9 @@ def make(d):
         r = random.Random(seed)
         with tarfile.open(os.path.join(d, name), "w",
                           format=tarfile.PAX_FORMAT) as tf:
-            for i in range(1, 13):
-                add(tf, "f%02d" % i, r.randbytes((2 << 20) + 1000 * i))
+            for i in range(1, 35):
+                add(tf, "f%02d" % i, r.randbytes((1 << 20) + (200 << 10) +
+                                                 1000 * i))
     r = random.Random(3)
     with tarfile.open(os.path.join(d, "many.tar"), "w",
                       format=tarfile.PAX_FORMAT) as tf:
@@ -105,12 +112,40 @@ def check(mode, archive, mnt, paths):
         print(failed)
 
 
+def together(archive, mnt, path, threads, step):
+    import threading
+    want = members(archive)[path]
+    go = threading.Barrier(threads)
+    errors = []
+
+    def one(i):
+        off = i * step
+        try:
+            with open(os.path.join(mnt, path), "rb", buffering=0) as f:
+                go.wait()
+                got = os.pread(f.fileno(), 4096, off)
+            if got != want[off:off + 4096]:
+                errors.append("%s: wrong bytes at %d" % (path, off))
+        except OSError as e:
+            errors.append("%s at %d: %s" % (path, off, e))
+
+    ts = [threading.Thread(target=one, args=(i,)) for i in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    if errors:
+        fail("; ".join(errors))
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "make":
         make(argv[2])
-    elif len(argv) >= 5 and argv[1] == "check" and \
+    elif len(argv) >= 6 and argv[1] == "check" and \
             argv[2] in ("ok", "eio", "either"):
         check(argv[2], argv[3], argv[4], argv[5:])
+    elif len(argv) == 7 and argv[1] == "together":
+        together(argv[2], argv[3], argv[4], int(argv[5]), int(argv[6]))
     else:
         fail("usage: see the docstring")
 
