@@ -17,6 +17,7 @@
 #include "export.h"
 #include "json.h"
 #include "opts.h"
+#include "remote.h"
 #include "select.h"
 
 /* Long work (a progress line on a terminal) from this size on. */
@@ -153,7 +154,7 @@ int wsnap_cmd_export(int argc, char **argv)
 	unsigned char *sel = NULL;
 	char **paths = NULL;
 	size_t npaths = 0;
-	bool reread = false;
+	bool reread = false, remote;
 	struct stat in_st;
 	int rc, in_fd = -1;
 
@@ -182,8 +183,10 @@ int wsnap_cmd_export(int argc, char **argv)
 	 * (decompressed) stream kept in an unlinked temporary file while it
 	 * is validated.
 	 */
-	in_fd = wsnap_open_archive(argv[0], &err);
-	if (in_fd < 0 || fstat(in_fd, &in_st) < 0) {
+	/* a remote archive's data is read through its index (remote.h) */
+	remote = wsnap_remote_is_url(argv[0]);
+	in_fd = remote ? -1 : wsnap_open_archive(argv[0], &err);
+	if (!remote && (in_fd < 0 || fstat(in_fd, &in_st) < 0)) {
 		if (in_fd >= 0)
 			wsnap_error_io(&err, errno, argv[0], "cannot stat");
 		rc = wsnap_report(&err, a.common.json);
@@ -191,10 +194,12 @@ int wsnap_cmd_export(int argc, char **argv)
 	}
 	/* (with a sidecar the data is read through the index, whose digests
 	 * are checked on the way) */
-	reread = S_ISREG(in_st.st_mode) && !a.load.index;
+	reread = !remote && S_ISREG(in_st.st_mode) && !a.load.index;
 	a.load.verbose = a.common.verbose;
-	if (wsnap_build_index(in_fd, argv[0], &a.policy, !reread, &a.load, &idx,
-			      &err) != WSNAP_OK ||
+	if ((remote ? wsnap_load_index(argv[0], &a.policy, true, &a.load, &idx,
+				       &err)
+		    : wsnap_build_index(in_fd, argv[0], &a.policy, !reread,
+					&a.load, &idx, &err)) != WSNAP_OK ||
 	    (paths &&
 	     wsnap_select_build(idx, paths, npaths, &sel, &err) != WSNAP_OK)) {
 		rc = wsnap_report(&err, a.common.json);

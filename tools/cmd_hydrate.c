@@ -25,6 +25,7 @@
 #include "json.h"
 #include "mounts.h"
 #include "opts.h"
+#include "remote.h"
 
 #define CMD "hydrate"
 
@@ -407,6 +408,8 @@ int wsnap_cmd_hydrate(int argc, char **argv)
 	 * describes the very file the index was built from */
 	if (strcmp(a.archive, "-") == 0)
 		st.archive = strdup("-");
+	else if (wsnap_remote_is_url(a.archive))
+		st.archive = wsnap_remote_label(a.archive); /* no secrets */
 	else
 		st.archive = realpath(a.archive, NULL);
 	if (!st.archive) {

@@ -21,6 +21,7 @@
 #include "indexfile.h"
 #include "json.h"
 #include "opts.h"
+#include "remote.h"
 
 struct index_args {
 	struct wsnap_common common;
@@ -70,7 +71,10 @@ static enum wsnap_status write_sidecar(const char *archive, const char *out,
 	mode_t mask;
 	int in_fd, out_fd = -1, e;
 
-	in_fd = wsnap_open_archive(archive, err);
+	/* a remote archive is fetched whole, once, to be described */
+	in_fd = wsnap_remote_is_url(archive)
+			? wsnap_download_archive(archive, NULL, err)
+			: wsnap_open_archive(archive, err);
 	if (in_fd < 0)
 		return err->status;
 	if (strcmp(archive, "-") == 0 || fstat(in_fd, &sb) != 0 ||

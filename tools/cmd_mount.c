@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "chunks.h"
 #include "commands.h"
 #include "fs.h"
 #include "json.h"
@@ -44,6 +45,7 @@ struct mount_args {
 	uid_t uid;
 	gid_t gid;
 	char *cache_dir; /* -o cache_dir=, owned */
+	char *cacert;	 /* -o cacert=, owned */
 	char *fuse_opts; /* the other -o options, comma-joined, owned */
 	size_t fuse_opts_len;
 	size_t fuse_opts_cap;
@@ -63,7 +65,13 @@ static const struct wsnap_option mount_options[] = {
 		       "  uid=N, gid=N   presented owner (default: the "
 		       "caller)\n"
 		       "  cache_dir=DIR  where a compressed archive's data is "
-		       "unpacked (default $TMPDIR or /tmp)"),
+		       "unpacked (default $TMPDIR or /tmp)\n"
+		       "  cache_size=N   a remote archive's chunk cache, bytes "
+		       "(K, M, G; default 256M)\n"
+		       "  timeout=S      a remote archive's request timeout, "
+		       "seconds (default 30)\n"
+		       "  cacert=FILE    the CA certificates of a remote "
+		       "archive's server"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_LOAD(T, load),
@@ -101,6 +109,39 @@ static int parse_id(const char *s, unsigned *out)
 	if (errno || *end || v > UINT32_MAX - 1)
 		return -1;
 	*out = (unsigned)v;
+	return 0;
+}
+
+/*
+ * A remote option's value: with size, bytes with an optional K, M or G
+ * (powers of 1024), at least a chunk and at most 1T; else whole seconds
+ * from 1 to 3600. 0 or -1.
+ */
+static int parse_amount(const char *s, bool size, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (1ull << 40))
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (size && *p && !p[1])
+		mul = *p == 'K'	  ? 1ull << 10
+		      : *p == 'M' ? 1ull << 20
+		      : *p == 'G' ? 1ull << 30
+				  : 0;
+	else if (*p)
+		mul = 0;
+	if (mul == 0 || v > (1ull << 40) / mul)
+		return -1;
+	v *= mul;
+	if (size ? v < WSNAP_CHUNK : v < 1 || v > 3600)
+		return -1;
+	*out = v;
 	return 0;
 }
 
@@ -146,8 +187,8 @@ static char *opt_value(const char *v, size_t len)
 
 /*
  * One -o argument: split at commas not escaped by '\' (libfuse's rule);
- * uid=, gid= and cache_dir= are ours, the rest goes to libfuse. Returns 0,
- * or 2 after printing a usage error.
+ * uid=, gid=, cache_dir=, cacert=, cache_size= and timeout= are ours, the
+ * rest goes to libfuse. Returns 0, or 2 after printing a usage error.
  */
 static int parse_o(struct mount_args *a, const char *arg)
 {
@@ -191,6 +232,35 @@ static int parse_o(struct mount_args *a, const char *arg)
 							 "out of memory");
 			free(a->cache_dir);
 			a->cache_dir = val;
+		} else if (len > 7 && strncmp(s, "cacert=", 7) == 0) {
+			val = opt_value(s + 7, len - 7);
+			if (!val)
+				return wsnap_usage_error("mount",
+							 "out of memory");
+			free(a->cacert);
+			a->cacert = val;
+			a->load.remote.cacert = val;
+		} else if ((len > 11 && strncmp(s, "cache_size=", 11) == 0) ||
+			   (len > 8 && strncmp(s, "timeout=", 8) == 0)) {
+			bool size = s[1] == 'a';
+			uint64_t v;
+
+			val = opt_value(s + (size ? 11 : 8),
+					len - (size ? 11 : 8));
+			if (!val || parse_amount(val, size, &v) != 0) {
+				free(val);
+				return wsnap_usage_error(
+					"mount", "bad -o %.*s (want %s)",
+					(int)len, s,
+					size ? "a size: N, NK, NM or NG of at "
+					       "least 1M"
+					     : "seconds, 1 to 3600");
+			}
+			free(val);
+			if (size)
+				a->load.remote.cache_bytes = v;
+			else
+				a->load.remote.timeout_s = (unsigned)v;
 		} else if (add_fuse_opt(a, s, len) != 0) {
 			return wsnap_usage_error("mount", "out of memory");
 		}
@@ -386,8 +456,10 @@ int wsnap_cmd_mount(int argc, char **argv)
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
 	/* an archive that cannot be resolved is reported by its reading */
 	source = wsnap_mount_source(a.archive);
-	if (!source)
+	if (!source && !wsnap_remote_is_url(a.archive))
 		source = strdup(a.archive);
+	else if (!source)
+		source = strdup("-"); /* not a URL it reads: never mounted */
 	if (!source ||
 	    wsnap_mount_fuse_args(&fargs, source, a.fuse_opts) != 0) {
 		status = wsnap_error_io(&err, ENOMEM, NULL, "out of memory");
@@ -447,6 +519,7 @@ out:
 	free(mountpoint);
 	free(source);
 	free(a.cache_dir);
+	free(a.cacert);
 	free(a.fuse_opts);
 	wsnap_option_list_release(&a.o);
 	wsnap_policy_release(&a.policy);

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 #include "indexfile.h"
 #include "json.h"
 #include "progress.h"
+#include "remote.h"
 #include "select.h"
 
 int wsnap_open_archive(const char *path, struct wsnap_error *err)
@@ -153,41 +155,203 @@ static void say_entry(const struct wsnap_load_opts *lo, const char *name,
 	fputc('\n', stderr);
 }
 
-/* The index from a sidecar: judged again, its data checked on read. */
-static enum wsnap_status
-load_sidecar(int fd, const struct stat *sb, const struct wsnap_policy *policy,
-	     bool keep_data, const struct wsnap_load_opts *lo,
-	     struct wsnap_index **out, struct wsnap_error *err)
+/*
+ * Where an archive's bytes come from: a local file (fd), or a remote object
+ * (src, remote.h) read through the network. An index built or loaded for
+ * a remote object reads its data through src (attached as its stream, the
+ * index then owns it: src is set to NULL) or, for a compressed one, from
+ * the spill file made while the object was streamed once.
+ */
+struct origin {
+	int fd;
+	struct wsnap_source *src;    /* owned until an index takes it */
+	struct wsnap_source *remote; /* the same, borrowed: while o or the
+					index built from it lives */
+	const char *label; /* the path, or the URL without credentials */
+	uint64_t size;
+};
+
+/* The remote object's copy into a pipe ended: a copy that failed is the
+ * error (the reader saw a stream cut short), one that the reader stopped
+ * reading is not. */
+static enum wsnap_status pipe_finish(struct wsnap_remote_pipe *p, int rfd,
+				     enum wsnap_status st,
+				     struct wsnap_error *err)
+{
+	if (wsnap_remote_pipe_finish(p, rfd) != 0)
+		return wsnap_error_io(err, 0, NULL, "%s", p->msg);
+	return st;
+}
+
+static enum wsnap_status pipe_start(struct wsnap_remote_pipe *p,
+				    struct origin *o, int *rfd,
+				    struct wsnap_error *err)
+{
+	int rc = wsnap_remote_pipe_start(p, o->remote, rfd);
+
+	return rc ? wsnap_error_io(err, -rc, NULL, "cannot stream %s", o->label)
+		  : WSNAP_OK;
+}
+
+/* Whether the first bytes of an archive are a compressed stream's (then
+ * its data is spilled while it is streamed, rather than read remotely). */
+static bool looks_compressed(struct origin *o)
+{
+	static const struct {
+		size_t len;
+		const char *magic;
+	} m[] = {
+		{2, "\x1f\x8b"},
+		{3, "BZh"},
+		{6, "\xfd"
+		    "7zXZ\0"},
+		{4, "\x28\xb5\x2f\xfd"},
+		{4, "\x04\x22\x4d\x18"},
+		{2, "\x1f\x9d"},
+		{4, "LZIP"},
+		{3, "\x5d\0\0"},
+	};
+	unsigned char head[6];
+	size_t n = o->size < sizeof(head) ? (size_t)o->size : sizeof(head);
+	size_t i;
+
+	if (n == 0 || wsnap_source_read(o->remote, head, n, 0) != 0)
+		return false;
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (m[i].len <= n && memcmp(head, m[i].magic, m[i].len) == 0)
+			return true;
+	return false;
+}
+
+/* Gives idx (built or loaded without data) its data from o: a remote
+ * object's through the network, a compressed one's decoded into a spill
+ * file on the first read (no seek points yet). */
+static enum wsnap_status origin_attach(struct origin *o,
+				       struct wsnap_index *idx,
+				       struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = true};
+	struct wsnap_index_stats is;
+	struct wsnap_stream *s;
+	int rc;
+
+	if (!o->remote)
+		return wsnap_index_attach_archive(idx, o->fd, &ropts, err);
+	wsnap_index_stats(idx, &is);
+	rc = strcmp(is.compression, "none") == 0
+		     ? wsnap_stream_plain(o->src, &s)
+		     : wsnap_stream_spill(o->src, is.stream_bytes,
+					  is.compression, &s);
+	o->src = NULL;
+	if (rc)
+		return wsnap_error_io(err, -rc, NULL, "out of memory");
+	wsnap_index_attach_stream(idx, s);
+	return WSNAP_OK;
+}
+
+/* A build from o itself, with the progress line; its data attached with
+ * keep_data. A remote object is streamed once: a plain one is read
+ * without keeping data (its stream offsets are the object's), then read
+ * in place through the network; a compressed one is spilled. */
+static enum wsnap_status origin_build(struct origin *o,
+				      const struct wsnap_policy *policy,
+				      bool keep_data, bool progress,
+				      struct wsnap_index **out,
+				      struct wsnap_error *err)
+{
+	struct wsnap_remote_pipe p;
+	enum wsnap_status st;
+	bool spill;
+	int rfd;
+
+	if (!o->remote)
+		return build_fresh(o->fd, o->label, policy, keep_data, progress,
+				   out, err);
+	spill = keep_data && looks_compressed(o);
+	st = pipe_start(&p, o, &rfd, err);
+	if (st != WSNAP_OK)
+		return st;
+	st = build_fresh(rfd, o->label, policy, spill, progress, out, err);
+	st = pipe_finish(&p, rfd, st, err);
+	if (st == WSNAP_OK && keep_data && !wsnap_index_has_data(*out))
+		st = origin_attach(o, *out, err);
+	if (st != WSNAP_OK) {
+		wsnap_index_free(*out);
+		*out = NULL;
+	}
+	return st;
+}
+
+/* The sidecar lo->index (a file or a URL), or for a remote archive the one
+ * beside it (URL.wsnapidx, none when there is none: -ENOENT). Returns its
+ * descriptor, -ENOENT, or -1 with err set. */
+static int open_sidecar(struct origin *o, const struct wsnap_load_opts *lo,
+			char *label, size_t labellen, struct wsnap_error *err)
+{
+	char msg[WSNAP_REMOTE_MSG_MAX];
+	int fd;
+
+	if (lo->index && !wsnap_remote_is_url(lo->index)) {
+		snprintf(label, labellen, "%s", lo->index);
+		fd = open(lo->index, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			wsnap_error_io(err, errno, lo->index, "cannot open");
+		return fd < 0 ? -1 : fd;
+	}
+	if (lo->index) {
+		char *l = wsnap_remote_label(lo->index);
+
+		snprintf(label, labellen, "%s", l ? l : "--index");
+		free(l);
+		fd = wsnap_remote_fetch(NULL, lo->index, &lo->remote, NULL,
+					WSNAP_REMOTE_SIDECAR_MAX, msg);
+	} else {
+		snprintf(label, labellen, "%s.wsnapidx", o->label);
+		fd = wsnap_remote_fetch(o->src, NULL, &lo->remote, ".wsnapidx",
+					WSNAP_REMOTE_SIDECAR_MAX, msg);
+		/* none beside it (S3 says 403 for a missing key that may
+		 * not be listed) */
+		if (fd == -ENOENT || fd == -EACCES)
+			return -ENOENT;
+	}
+	if (fd < 0) {
+		wsnap_error_io(err, 0, NULL, "%s", msg);
+		return -1;
+	}
+	return fd;
+}
+
+/* The index from a sidecar: judged again, its data checked on read. */
+static enum wsnap_status load_sidecar(struct origin *o, int sfd,
+				      const char *slabel,
+				      const struct wsnap_policy *policy,
+				      bool keep_data, struct wsnap_index **out,
+				      struct wsnap_error *err)
+{
 	struct wsnap_sidecar *sc = NULL;
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status st;
 	uint64_t stream;
-	int sfd;
 
-	sfd = open(lo->index, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (sfd < 0)
-		return wsnap_error_io(err, errno, lo->index, "cannot open");
-	st = wsnap_sidecar_read(&sc, sfd, lo->index, err);
+	st = wsnap_sidecar_read(&sc, sfd, slabel, err);
 	close(sfd);
 	if (st != WSNAP_OK)
 		return st;
-	if (wsnap_sidecar_archive_size(sc) != (uint64_t)sb->st_size) {
+	if (wsnap_sidecar_archive_size(sc) != o->size) {
 		wsnap_sidecar_free(sc);
-		return wsnap_error_io(err, 0, lo->index,
+		return wsnap_error_io(err, 0, slabel,
 				      "index file is for another archive "
 				      "(its size differs)");
 	}
 	stream = strcmp(wsnap_sidecar_compression(sc), "none") == 0
-			 ? (uint64_t)sb->st_size
+			 ? o->size
 			 : wsnap_sidecar_stream_bytes(sc);
 	st = wsnap_sidecar_index(sc, policy, stream, &idx, err);
 	wsnap_sidecar_free(sc);
 	/* reads check the digests against the data descriptor, so a
 	 * sidecar's index always has one (a plain archive is used in place) */
 	if (st == WSNAP_OK && keep_data)
-		st = wsnap_index_attach_archive(idx, fd, &ropts, err);
+		st = origin_attach(o, idx, err);
 	if (st != WSNAP_OK) {
 		wsnap_index_free(idx);
 		return st;
@@ -230,42 +394,48 @@ static int cache_store(struct wsnap_cache *c, const char *name,
 	return rc;
 }
 
-/* Whether the file on fd is still the one id describes. */
-static bool same_file(int fd, const struct wsnap_fileid *id)
+/* Whether o is still the archive id describes. */
+static bool origin_same(struct origin *o, const struct wsnap_fileid *id)
 {
 	struct wsnap_fileid now;
 
-	return wsnap_fileid_get(fd, &now) == 0 && wsnap_fileid_same(&now, id);
+	if (o->remote)
+		return o->remote->ops->check(o->remote) == 0;
+	return wsnap_fileid_get(o->fd, &now) == 0 &&
+	       wsnap_fileid_same(&now, id);
 }
 
 /*
- * The index of the regular file on fd through the cache: its entry when
- * there is a usable one, else built and stored. With strict (wsnap index),
- * a cache that cannot be used or written is an error; otherwise the
- * command goes on without it.
+ * The index of the archive o (a regular file, or a remote object) through
+ * the cache: its entry when there is a usable one, else built and stored.
+ * With strict (wsnap index), a cache that cannot be used or written is an
+ * error; otherwise the command goes on without it.
  */
 static enum wsnap_status
-through_cache(int fd, const char *path, const struct wsnap_policy *policy,
+through_cache(struct origin *o, const struct wsnap_policy *policy,
 	      bool keep_data, const struct wsnap_load_opts *lo, bool strict,
 	      struct wsnap_index **out, struct wsnap_error *err)
 {
-	struct wsnap_reader_opts ropts = {.keep_data = true};
 	char why[WSNAP_CACHE_WHY_MAX], name[WSNAP_INDEXFILE_NAME_LEN + 1];
 	struct wsnap_cache cache = {.dirfd = -1};
 	struct wsnap_index *idx = NULL;
 	struct wsnap_fileid id;
 	struct wsnap_error *e2;
 	enum wsnap_status st;
-	int efd, rc;
+	int efd, rc = 0;
 
 	/* the key is the identity once settled (fileid.h): a change made
-	 * after it was taken gives the archive another one */
-	rc = wsnap_fileid_settle(fd, &id);
+	 * after it was taken gives the archive another one; a remote
+	 * object's is its URL, ETag, Last-Modified and size */
+	if (o->remote)
+		wsnap_remote_cache_key(o->remote, &id);
+	else
+		rc = wsnap_fileid_settle(o->fd, &id);
 	if (rc && strict)
-		return wsnap_error_io(err, -rc, path, "cannot identify");
+		return wsnap_error_io(err, -rc, o->label, "cannot identify");
 	if (rc)
-		return build_fresh(fd, path, policy, keep_data,
-				   !lo->no_progress, out, err);
+		return origin_build(o, policy, keep_data, !lo->no_progress, out,
+				    err);
 	if (!wsnap_cache_open(&cache, why, sizeof(why))) {
 		if (strict)
 			return wsnap_error_io(err, 0, NULL, "%s", why);
@@ -285,16 +455,14 @@ through_cache(int fd, const char *path, const struct wsnap_policy *policy,
 		close(efd);
 	}
 	if (idx) {
-		st = keep_data
-			     ? wsnap_index_attach_archive(idx, fd, &ropts, err)
-			     : WSNAP_OK;
+		st = keep_data ? origin_attach(o, idx, err) : WSNAP_OK;
 	} else {
-		st = build_fresh(fd, path, policy, keep_data, !lo->no_progress,
-				 &idx, err);
+		st = origin_build(o, policy, keep_data, !lo->no_progress, &idx,
+				  err);
 		/* an archive that changed while it was read is not stored
 		 * under the identity it had before */
 		if (st == WSNAP_OK && cache.dirfd >= 0 && cache.max_bytes > 0 &&
-		    same_file(fd, &id) &&
+		    origin_same(o, &id) &&
 		    cache_store(&cache, name, idx, &id, policy, lo, e2) &&
 		    strict) {
 			*err = *e2;
@@ -311,13 +479,78 @@ through_cache(int fd, const char *path, const struct wsnap_policy *policy,
 	return st;
 }
 
+/* A remote archive: opened (one HEAD), then its index from the cache,
+ * else from the sidecar (--index, or the one beside it), else built. */
+static enum wsnap_status
+load_remote(const char *url, const struct wsnap_policy *policy, bool keep_data,
+	    const struct wsnap_load_opts *lo, bool strict,
+	    struct wsnap_index **out, struct wsnap_error *err)
+{
+	char msg[WSNAP_REMOTE_MSG_MAX], slabel[WSNAP_REMOTE_MSG_MAX];
+	struct origin o = {.fd = -1};
+	struct wsnap_index *idx = NULL;
+	enum wsnap_status st;
+	int rc, sfd;
+
+	*out = NULL;
+	rc = wsnap_remote_open(url, &lo->remote, &o.src, msg);
+	if (rc)
+		return wsnap_error_io(err, 0, NULL, "%s", msg);
+	o.remote = o.src;
+	o.label = o.src->label;
+	o.size = o.src->size;
+	/* a remount costs the HEAD only */
+	if (!lo->no_cache && !lo->index && !strict) {
+		struct wsnap_cache probe = {.dirfd = -1};
+		char why[WSNAP_CACHE_WHY_MAX],
+			name[WSNAP_INDEXFILE_NAME_LEN + 1];
+		struct wsnap_fileid id;
+		int efd = -1;
+
+		if (wsnap_cache_open(&probe, why, sizeof(why))) {
+			wsnap_remote_cache_key(o.src, &id);
+			wsnap_indexfile_name(&id, policy, name);
+			efd = wsnap_cache_get(&probe, name);
+		}
+		if (efd >= 0)
+			close(efd);
+		wsnap_cache_close(&probe);
+		if (efd >= 0) {
+			st = through_cache(&o, policy, keep_data, lo, false,
+					   &idx, err);
+			goto out;
+		}
+	}
+	sfd = strict ? -ENOENT
+		     : open_sidecar(&o, lo, slabel, sizeof(slabel), err);
+	if (sfd == -1) {
+		st = err->status;
+	} else if (sfd >= 0) {
+		st = load_sidecar(&o, sfd, slabel, policy, keep_data, &idx,
+				  err);
+	} else if (lo->no_cache) {
+		say(lo, "no index file beside the archive");
+		st = origin_build(&o, policy, keep_data, !lo->no_progress, &idx,
+				  err);
+	} else {
+		st = through_cache(&o, policy, keep_data, lo, strict, &idx,
+				   err);
+	}
+out:
+	wsnap_source_free(o.src);
+	*out = st == WSNAP_OK ? idx : NULL;
+	return st;
+}
+
 enum wsnap_status
 wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 		  bool keep_data, const struct wsnap_load_opts *lo,
 		  struct wsnap_index **out, struct wsnap_error *err)
 {
 	static const struct wsnap_load_opts defaults;
+	struct origin o = {.fd = fd, .label = path};
 	struct stat sb;
+	int sfd;
 
 	*out = NULL;
 	if (!lo)
@@ -332,12 +565,20 @@ wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 		return build_fresh(fd, path, policy, keep_data,
 				   !lo->no_progress, out, err);
 	}
-	if (lo->index)
-		return load_sidecar(fd, &sb, policy, keep_data, lo, out, err);
+	o.size = (uint64_t)sb.st_size;
+	if (lo->index) {
+		char slabel[WSNAP_REMOTE_MSG_MAX];
+
+		sfd = open_sidecar(&o, lo, slabel, sizeof(slabel), err);
+		if (sfd < 0)
+			return err->status;
+		return load_sidecar(&o, sfd, slabel, policy, keep_data, out,
+				    err);
+	}
 	if (lo->no_cache)
 		return build_fresh(fd, path, policy, keep_data,
 				   !lo->no_progress, out, err);
-	return through_cache(fd, path, policy, keep_data, lo, false, out, err);
+	return through_cache(&o, policy, keep_data, lo, false, out, err);
 }
 
 enum wsnap_status wsnap_cache_index(const char *path,
@@ -346,23 +587,58 @@ enum wsnap_status wsnap_cache_index(const char *path,
 				    struct wsnap_error *err)
 {
 	struct wsnap_index *idx = NULL;
+	struct origin o = {.label = path};
 	enum wsnap_status st;
 	struct stat sb;
 	int fd;
 
+	if (wsnap_remote_is_url(path)) {
+		st = load_remote(path, policy, false, lo, true, &idx, err);
+		wsnap_index_free(idx);
+		return st;
+	}
 	fd = wsnap_open_archive(path, err);
 	if (fd < 0)
 		return err->status;
+	o.fd = fd;
 	if (strcmp(path, "-") == 0 || fstat(fd, &sb) != 0 ||
-	    !S_ISREG(sb.st_mode))
+	    !S_ISREG(sb.st_mode)) {
 		st = wsnap_error_usage(err, "the index cache holds indexes of "
 					    "archive files only");
-	else
-		st = through_cache(fd, path, policy, false, lo, true, &idx,
-				   err);
+	} else {
+		o.size = (uint64_t)sb.st_size;
+		st = through_cache(&o, policy, false, lo, true, &idx, err);
+	}
 	wsnap_index_free(idx);
 	close(fd);
 	return st;
+}
+
+int wsnap_download_archive(const char *url, const struct wsnap_remote_opts *ro,
+			   struct wsnap_error *err)
+{
+	char msg[WSNAP_REMOTE_MSG_MAX];
+	struct wsnap_source *src;
+	const char *dir = getenv("TMPDIR");
+	int fd, rc;
+
+	rc = wsnap_remote_open(url, ro, &src, msg);
+	if (rc) {
+		wsnap_error_io(err, 0, NULL, "%s", msg);
+		return -1;
+	}
+	fd = open(dir && dir[0] ? dir : "/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC,
+		  0600);
+	if (fd < 0) {
+		wsnap_error_io(err, errno, dir && dir[0] ? dir : "/tmp",
+			       "cannot create a temporary file in");
+	} else if (wsnap_remote_copy(src, fd, msg) != 0) {
+		wsnap_error_io(err, 0, NULL, "%s", msg);
+		close(fd);
+		fd = -1;
+	}
+	wsnap_source_free(src);
+	return fd;
 }
 
 void wsnap_paths_free(char **paths, size_t n)
@@ -411,6 +687,9 @@ wsnap_load_index(const char *path, const struct wsnap_policy *policy,
 	int fd;
 
 	*out = NULL;
+	if (wsnap_remote_is_url(path))
+		return load_remote(path, policy, keep_data, lo, false, out,
+				   err);
 	fd = wsnap_open_archive(path, err);
 	if (fd < 0)
 		return err->status;
@@ -426,7 +705,7 @@ const struct wsnap_option wsnap_load_options[] = {
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
 		       "neither read nor write the index cache"),
 	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
-			 "use the sidecar FILE (wsnap index -o), untrusted"),
+			 "use the sidecar FILE or URL (untrusted)"),
 	WSNAP_OPT_END(),
 };
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* wsnap: dispatch to one subcommand. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
 #include "opts.h"
+#include "remote.h"
 #include "suggest.h"
 #include "array.h"
 
@@ -83,6 +85,32 @@ static int unknown(const char *name)
 	return 2;
 }
 
+/*
+ * The credentials a URL argument may hold (user:password@, a presigned
+ * query) are taken into our own memory and overwritten where the kernel
+ * shows the arguments (/proc/PID/cmdline, ps), also to the filesystem
+ * daemon forked later. Returns 0, or -1 when out of memory.
+ */
+static int scrub_args(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		char *copy;
+
+		if (!strstr(argv[i], "://"))
+			continue;
+		copy = strdup(argv[i]);
+		if (!copy)
+			return -1;
+		if (wsnap_remote_redact(argv[i]))
+			argv[i] = copy; /* for the life of the process */
+		else
+			free(copy);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	/* one write per message line, whatever the pieces it is made of */
@@ -90,6 +118,10 @@ int main(int argc, char **argv)
 	const struct command *cmd;
 
 	setvbuf(stderr, errbuf, _IOLBF, sizeof(errbuf));
+	if (scrub_args(argc, argv) != 0) {
+		fputs("wsnap: out of memory\n", stderr);
+		return 4;
+	}
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -16,6 +16,7 @@
 #include "parse_options.h"
 #include "policy.h"
 #include "progress.h"
+#include "remote.h"
 
 /*
  * The policy options of policy.md section 6, a table whose base is a
@@ -102,6 +103,8 @@ struct wsnap_load_opts {
 	const char *index; /* --index FILE: a sidecar, or NULL */
 	bool verbose;	   /* -v: a line on stderr about the cache */
 	bool no_progress;  /* never a progress line */
+	/* a remote archive's (mount -o timeout=, cacert=, cache_size=) */
+	struct wsnap_remote_opts remote;
 };
 
 /* --no-cache and --index FILE, into a struct wsnap_load_opts. */
@@ -152,6 +155,14 @@ enum wsnap_status wsnap_cache_index(const char *path,
 				    const struct wsnap_policy *policy,
 				    const struct wsnap_load_opts *lo,
 				    struct wsnap_error *err);
+
+/*
+ * The whole of the remote archive at url in an unlinked temporary file in
+ * $TMPDIR (wsnap index URL -o FILE, whose sidecar describes the object
+ * byte for byte): its descriptor, or -1 with err set.
+ */
+int wsnap_download_archive(const char *url, const struct wsnap_remote_opts *ro,
+			   struct wsnap_error *err);
 
 struct wsnap_json;
 

@@ -33,6 +33,7 @@
 
 #include "hash.h"
 #include "mounts.h"
+#include "remote.h"
 
 /* mount(2) takes its options in one page. */
 #define OVERLAY_OPTS_MAX   4096
@@ -126,7 +127,8 @@ enum wsnap_status wsnap_hydrate_archive_id(const char *path,
 	struct stat st;
 
 	memset(id, 0, sizeof(*id));
-	if (strcmp(path, "-") == 0)
+	/* a remote archive is pinned by its source itself (remote.h) */
+	if (strcmp(path, "-") == 0 || wsnap_remote_is_url(path))
 		return WSNAP_OK;
 	if (stat(path, &st) != 0)
 		return wsnap_error_io(err, errno, path, "cannot stat");
@@ -636,7 +638,7 @@ int wsnap_hydrate_diff_check(struct wsnap_hydrate_diff *hd, const char *archive,
 	hd->merged_fd = -1;
 	hd->view = NULL;
 	hd->declined = NULL;
-	if (strcmp(archive, "-") == 0)
+	if (strcmp(archive, "-") == 0 || wsnap_remote_is_url(archive))
 		return 0;
 	abs = realpath(path, NULL);
 	if (!abs)

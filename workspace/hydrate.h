@@ -174,8 +174,9 @@ void wsnap_hydrate_policy_id(const struct wsnap_policy *p,
 			     char out[WSNAP_HYDRATE_POLICY_ID_LEN + 1]);
 
 /*
- * Fills *id for the archive at path (not followed when it is "-"). Errors:
- * WSNAP_IO when it cannot be stat'ed.
+ * Fills *id for the archive at path (not valid when it is "-" or a URL:
+ * a remote source pins its object itself). Errors: WSNAP_IO when it cannot
+ * be stat'ed.
  */
 enum wsnap_status wsnap_hydrate_archive_id(const char *path,
 					   struct wsnap_hydrate_archive_id *id,

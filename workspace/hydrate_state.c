@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "mounts.h"
+#include "remote.h"
 
 #define STATE_MAGIC	"wsnap-hydrate 1"
 #define STATE_MAX_BYTES (256u << 10)
@@ -593,6 +594,17 @@ static bool parse_policy(struct wsnap_hydrate_state *st, const char *v)
 	return true;
 }
 
+/* A remote archive's URL as hydrate writes it: its own label (remote.h),
+ * without credentials, query or fragment. */
+static bool remote_label(const char *v)
+{
+	char *label = wsnap_remote_is_url(v) ? wsnap_remote_label(v) : NULL;
+	bool same = label && strcmp(label, v) == 0;
+
+	free(label);
+	return same;
+}
+
 static bool parse_value(struct wsnap_hydrate_state *st, enum state_key k,
 			const char *v)
 {
@@ -606,7 +618,8 @@ static bool parse_value(struct wsnap_hydrate_state *st, enum state_key k,
 		*slot[k] = decode(v, strlen(v));
 		return *slot[k] &&
 		       (canonical(*slot[k]) ||
-			(k == K_ARCHIVE && strcmp(*slot[k], "-") == 0));
+			(k == K_ARCHIVE && (strcmp(*slot[k], "-") == 0 ||
+					    remote_label(*slot[k]))));
 	}
 	switch (k) {
 	case K_ARCHIVE_ID:

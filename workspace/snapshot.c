@@ -27,6 +27,7 @@
 #include "fsutil.h"
 #include "mountpoint.h"
 #include "mounts.h"
+#include "remote.h"
 
 /* Options added around the user's: first the source (fsname=, which a
  * user's -o fsname= overrides), last read-only, permissions enforced by
@@ -182,6 +183,9 @@ int wsnap_mount_fuse_args(struct fuse_args *fargs, const char *source,
 
 char *wsnap_mount_source(const char *archive)
 {
+	/* a URL as its label: never its credentials */
+	if (wsnap_remote_is_url(archive))
+		return wsnap_remote_label(archive);
 	return strcmp(archive, "-") == 0 ? strdup("-")
 					 : realpath(archive, NULL);
 }

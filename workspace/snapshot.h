@@ -27,7 +27,8 @@ int wsnap_mount_fuse_args(struct fuse_args *fargs, const char *source,
 
 /*
  * The source of a snapshot mount of archive: its absolute path (symlinks
- * resolved), or "-" for standard input; malloc'd, NULL when out of memory
+ * resolved), "-" for standard input, a URL without its credentials, query
+ * and fragment (remote.h); malloc'd, NULL when out of memory
  * or when the path cannot be resolved.
  */
 char *wsnap_mount_source(const char *archive);

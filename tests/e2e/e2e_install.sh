@@ -81,6 +81,10 @@ fake ro,skip=.git,allow_other,skip=node_modules,max_members=10,uid=5,noatime
 [ "$rc" -eq 0 ] && [ "$out" = "mount --skip .git --skip node_modules \
 --max-members 10 -o allow_other,uid=5,noatime -- /srv/snap.tar /mnt/snap" ] ||
 	fail "options translated to '$out' ($rc)"
+# a remote archive's options (cli.md "Remote snapshots") are wsnap mount's
+fake cache_size=64M,timeout=5,cacert=/etc/ca.pem
+[ "$rc" -eq 0 ] && [ "$out" = "mount -o cache_size=64M,timeout=5,cacert=/etc/ca.pem \
+-- /srv/snap.tar /mnt/snap" ] || fail "remote options translated to '$out' ($rc)"
 fake skip
 [ "$rc" -eq 2 ] && grep -q "needs a value" "$work/err" ||
 	fail "'-o skip' without a value: $rc '$out' $(cat "$work/err")"

@@ -1,0 +1,415 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The chunk cache (chunks.h). One mutex guards the list of entries, the
+ * read-ahead queue and the sequential-read state; fetches run without it.
+ * An entry's data is written only by the thread that fetches it, before
+ * its state leaves FETCHING under the mutex, and read only after: readers
+ * copy out of it without the mutex while they hold a reference, which
+ * keeps it from being dropped. The list is short (the budget over a chunk
+ * or a small extent), so lookups are a linear scan.
+ */
+#include "chunks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define AHEAD_THREADS 2
+#define AHEAD_PIECE   2 /* chunks per read-ahead request */
+#define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
+
+enum entry_state { E_FETCHING, E_READY, E_FAILED };
+
+struct entry {
+	struct entry *prev, *next;
+	uint64_t start, len;
+	char *data;
+	enum entry_state state;
+	uint64_t filled; /* leading bytes of data that are final */
+	int err;
+	unsigned refs;
+	uint64_t used;
+};
+
+struct wsnap_chunks {
+	pthread_mutex_t lock;
+	pthread_cond_t done; /* an entry left FETCHING */
+	pthread_cond_t work; /* the queue has work, or stop */
+	struct entry *head;
+	uint64_t size, budget, bytes, tick;
+	wsnap_chunk_fetch_fn fn;
+	void *ctx;
+	uint64_t seq_next;
+	unsigned window;
+	unsigned ahead_max; /* what fits in the budget beside the chunk read */
+	struct entry *queue[QUEUE_MAX];
+	unsigned qhead, qn;
+	pthread_t threads[AHEAD_THREADS];
+	unsigned nthreads;
+	pid_t pid;
+	bool stop;
+};
+
+void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
+		       uint64_t *start, uint64_t *end)
+{
+	const uint64_t align = WSNAP_CHUNK_SMALL;
+	uint64_t s = off, e = off + WSNAP_CHUNK;
+
+	if (!big) {
+		s = off & ~(align - 1);
+		e = off + len;
+		if (e % align)
+			e += align - e % align;
+	}
+	*start = s;
+	*end = e < size ? e : size;
+}
+
+/* The entry holding off (not a failed one), else NULL; *next is the start
+ * of the first entry after off (UINT64_MAX when none). */
+static struct entry *find(struct wsnap_chunks *c, uint64_t off, uint64_t *next)
+{
+	struct entry *e;
+
+	*next = UINT64_MAX;
+	for (e = c->head; e; e = e->next) {
+		if (e->state == E_FAILED)
+			continue;
+		if (e->start <= off && off < e->start + e->len)
+			return e;
+		if (e->start > off && e->start < *next)
+			*next = e->start;
+	}
+	return NULL;
+}
+
+static void drop(struct wsnap_chunks *c, struct entry *e)
+{
+	if (e->prev)
+		e->prev->next = e->next;
+	else
+		c->head = e->next;
+	if (e->next)
+		e->next->prev = e->prev;
+	c->bytes -= e->len;
+	free(e->data);
+	free(e);
+}
+
+static void unref(struct wsnap_chunks *c, struct entry *e)
+{
+	if (--e->refs == 0 && e->state == E_FAILED)
+		drop(c, e);
+}
+
+/* Drops least recently used entries no one holds until within budget. */
+static void evict(struct wsnap_chunks *c)
+{
+	while (c->bytes > c->budget) {
+		struct entry *e, *lru = NULL;
+
+		for (e = c->head; e; e = e->next)
+			if (e->refs == 0 && e->state == E_READY &&
+			    (!lru || e->used < lru->used))
+				lru = e;
+		if (!lru)
+			break;
+		drop(c, lru);
+	}
+}
+
+/* A new entry for [start, end), FETCHING, held once, at the head. */
+static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
+			    uint64_t end)
+{
+	struct entry *e = calloc(1, sizeof(*e));
+
+	if (!e || !(e->data = malloc(end - start))) {
+		free(e);
+		return NULL;
+	}
+	e->start = start;
+	e->len = end - start;
+	e->state = E_FETCHING;
+	e->refs = 1;
+	e->used = ++c->tick;
+	e->next = c->head;
+	if (c->head)
+		c->head->prev = e;
+	c->head = e;
+	c->bytes += e->len;
+	evict(c);
+	return e;
+}
+
+struct filling {
+	struct wsnap_chunks *c;
+	struct entry *e;
+};
+
+/* The fetch's progress: the bytes up to n are there for readers. */
+static void filled_cb(void *p, size_t n)
+{
+	struct filling *f = p;
+
+	pthread_mutex_lock(&f->c->lock);
+	if (n > f->e->filled && n <= f->e->len) {
+		f->e->filled = n;
+		pthread_cond_broadcast(&f->c->done);
+	}
+	pthread_mutex_unlock(&f->c->lock);
+}
+
+/* Called with the lock held: fetches e (held once) and settles it. */
+static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
+{
+	struct filling f = {c, e};
+	int rc;
+
+	pthread_mutex_unlock(&c->lock);
+	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, filled_cb, &f);
+	pthread_mutex_lock(&c->lock);
+	e->state = rc ? E_FAILED : E_READY;
+	e->err = rc;
+	pthread_cond_broadcast(&c->done);
+	return rc;
+}
+
+/* In a forked child: no thread of the parent is here to finish what it
+ * had in flight, nor to let go of what it held. */
+static void after_fork(struct wsnap_chunks *c)
+{
+	struct entry *e, *next;
+
+	for (e = c->head; e; e = next) {
+		next = e->next;
+		e->refs = 0;
+		if (e->state != E_READY)
+			drop(c, e);
+	}
+	c->qn = 0;
+	c->qhead = 0;
+	c->nthreads = 0;
+	c->pid = getpid();
+}
+
+/* An entry holding off, held by the caller, READY or with the bytes up to
+ * end (or its own end) filled (made for [off, end) when there is none): 0,
+ * or the fetch's error. */
+static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
+	       struct entry **out)
+{
+	uint64_t s, t, next;
+	struct entry *e;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	e = find(c, off, &next);
+	if (e) {
+		/* the bytes wanted of it, from its start */
+		uint64_t need =
+			(end < e->start + e->len ? end : e->start + e->len) -
+			e->start;
+
+		e->refs++;
+		e->used = ++c->tick;
+		while (e->state == E_FETCHING && e->filled < need)
+			pthread_cond_wait(&c->done, &c->lock);
+		if (e->state == E_FAILED)
+			rc = e->err;
+	} else {
+		wsnap_chunks_plan(off, (size_t)(end - off), c->size, big, &s,
+				  &t);
+		/* not again what the next entry holds */
+		if (t > next)
+			t = next;
+		e = insert(c, s, t);
+		rc = e ? fetch_locked(c, e) : -ENOMEM;
+	}
+	if (rc && e)
+		unref(c, e);
+	pthread_mutex_unlock(&c->lock);
+	*out = rc ? NULL : e;
+	return rc;
+}
+
+static void put(struct wsnap_chunks *c, struct entry *e)
+{
+	pthread_mutex_lock(&c->lock);
+	unref(c, e);
+	evict(c);
+	pthread_mutex_unlock(&c->lock);
+}
+
+static void *ahead_main(void *arg)
+{
+	struct wsnap_chunks *c = arg;
+	struct entry *e;
+
+	pthread_mutex_lock(&c->lock);
+	for (;;) {
+		while (!c->stop && c->qn == 0)
+			pthread_cond_wait(&c->work, &c->lock);
+		if (c->stop)
+			break;
+		e = c->queue[c->qhead];
+		c->qhead = (c->qhead + 1) % QUEUE_MAX;
+		c->qn--;
+		fetch_locked(c, e);
+		unref(c, e);
+	}
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+/*
+ * Read-ahead of n chunks from p (lock held): when less than half of that is
+ * there or on its way, the rest is queued in requests of up to
+ * AHEAD_PIECE chunks, which the threads fetch side by side.
+ */
+static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
+{
+	uint64_t limit = p + (uint64_t)n * WSNAP_CHUNK, q = p, t, next;
+	struct entry *e;
+
+	if (limit > c->size)
+		limit = c->size;
+	while (q < limit && (e = find(c, q, &next)) != NULL)
+		q = e->start + e->len;
+	if (q >= limit || (q - p) * 2 >= limit - p)
+		return;
+	while (c->nthreads < AHEAD_THREADS &&
+	       pthread_create(&c->threads[c->nthreads], NULL, ahead_main, c) ==
+		       0)
+		c->nthreads++;
+	if (c->nthreads == 0)
+		return;
+	if (next > limit)
+		next = limit;
+	while (q < next && c->qn < QUEUE_MAX) {
+		t = q + AHEAD_PIECE * WSNAP_CHUNK < next
+			    ? q + AHEAD_PIECE * WSNAP_CHUNK
+			    : next;
+		e = insert(c, q, t);
+		if (!e)
+			break;
+		c->queue[(c->qhead + c->qn) % QUEUE_MAX] = e;
+		c->qn++;
+		q = t;
+	}
+	pthread_cond_broadcast(&c->work);
+}
+
+ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
+			  uint64_t off)
+{
+	uint64_t pos, end;
+	struct entry *e;
+	unsigned window;
+	size_t done = 0, n;
+	bool seq, inside;
+	int big, rc;
+
+	if (off >= c->size || len == 0)
+		return 0;
+	if (len > c->size - off)
+		len = (size_t)(c->size - off);
+	if (len > SSIZE_MAX)
+		len = SSIZE_MAX;
+	pthread_mutex_lock(&c->lock);
+	if (c->pid != getpid())
+		after_fork(c);
+	/* sequential: where the last read ended; a read inside what was
+	 * read (a digest check's chunk, then its reads; reads the kernel
+	 * sent together, served out of order) changes nothing */
+	inside = c->seq_next != UINT64_MAX && off + len <= c->seq_next &&
+		 off + WSNAP_CHUNK >= c->seq_next;
+	seq = off == c->seq_next || inside;
+	if (!inside) {
+		c->window = !seq			   ? 0
+			    : c->window == 0		   ? 1
+			    : c->window * 2 > c->ahead_max ? c->ahead_max
+							   : c->window * 2;
+		c->seq_next = off + len;
+	}
+	window = inside ? 0 : c->window;
+	pthread_mutex_unlock(&c->lock);
+	big = len >= WSNAP_CHUNK / 2 || seq;
+	end = off + len;
+	while (done < len) {
+		pos = off + done;
+		rc = get(c, pos, end, big, &e);
+		if (rc)
+			return rc;
+		n = e->start + e->len - pos < end - pos
+			    ? (size_t)(e->start + e->len - pos)
+			    : (size_t)(end - pos);
+		memcpy((char *)buf + done, e->data + (pos - e->start), n);
+		put(c, e);
+		done += n;
+	}
+	if (big && window) {
+		pthread_mutex_lock(&c->lock);
+		if (!c->stop)
+			read_ahead(c, end, window);
+		pthread_mutex_unlock(&c->lock);
+	}
+	return (ssize_t)len;
+}
+
+int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
+		     void *ctx, struct wsnap_chunks **out)
+{
+	struct wsnap_chunks *c = calloc(1, sizeof(*c));
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	if (pthread_mutex_init(&c->lock, NULL) != 0) {
+		free(c);
+		return -ENOMEM;
+	}
+	pthread_cond_init(&c->done, NULL);
+	pthread_cond_init(&c->work, NULL);
+	c->size = size;
+	c->budget = budget;
+	c->fn = fn;
+	c->ctx = ctx;
+	c->seq_next = UINT64_MAX;
+	/* read-ahead beyond the budget would drop what it fetched before it
+	 * is read */
+	c->ahead_max = budget / WSNAP_CHUNK > 1
+			       ? (unsigned)(budget / WSNAP_CHUNK) - 1
+			       : 0;
+	if (c->ahead_max > WSNAP_CHUNK_AHEAD)
+		c->ahead_max = WSNAP_CHUNK_AHEAD;
+	c->pid = getpid();
+	*out = c;
+	return 0;
+}
+
+void wsnap_chunks_free(struct wsnap_chunks *c)
+{
+	unsigned i;
+
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	c->stop = true;
+	pthread_cond_broadcast(&c->work);
+	pthread_mutex_unlock(&c->lock);
+	if (c->pid == getpid())
+		for (i = 0; i < c->nthreads; i++)
+			pthread_join(c->threads[i], NULL);
+	while (c->head)
+		drop(c, c->head);
+	pthread_cond_destroy(&c->work);
+	pthread_cond_destroy(&c->done);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
+}

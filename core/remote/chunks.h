@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A chunk cache over a fetch function (a remote object's range requests):
+ * what reads at random offsets of an object of known size go through.
+ *
+ *  - A read that is large (at least half a chunk) or continues the last
+ *    one is served from chunks of WSNAP_CHUNK bytes, each starting where
+ *    the read that needed it did (a sidecar's digest check reads a
+ *    member's 1 MiB chunks: each is then one request, and the reads of it
+ *    that follow none); a small one from its own extent rounded out to
+ *    WSNAP_CHUNK_SMALL, so that a small member costs one request of about
+ *    its size. A new entry ends where the next one starts;
+ *  - a range is fetched once however many threads want it: the first
+ *    inserts an entry and fetches, the others wait for it (single-flight),
+ *    each only until the bytes it wants have arrived;
+ *    a failed fetch is handed to its waiters and forgotten;
+ *  - sequential reads grow a read-ahead window, doubling up to
+ *    WSNAP_CHUNK_AHEAD chunks (fewer when the budget holds fewer beside
+ *    the one read); once less than half of it is there, the rest is
+ *    queued in requests of 2 chunks, fetched side by side by two
+ *    background threads (started on first need, again after a fork);
+ *  - entries take at most budget bytes (entries in use excepted), least
+ *    recently used dropped first.
+ */
+#ifndef WSNAP_CHUNKS_H
+#define WSNAP_CHUNKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define WSNAP_CHUNK	  (1u << 20)
+#define WSNAP_CHUNK_SMALL (16u << 10)
+#define WSNAP_CHUNK_AHEAD 8
+
+/*
+ * Fills buf with exactly len bytes at off: 0 or a negative errno. On the
+ * way it may call filled(fctx, n) with the number of leading bytes of buf
+ * that are final (never written again), never decreasing: readers of those
+ * bytes need not wait for the rest.
+ */
+typedef int (*wsnap_chunk_fetch_fn)(void *ctx, void *buf, uint64_t off,
+				    size_t len,
+				    void (*filled)(void *fctx, size_t n),
+				    void *fctx);
+
+struct wsnap_chunks;
+
+/* Returns 0 and *out, or -ENOMEM. */
+int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
+		     void *ctx, struct wsnap_chunks **out);
+
+/* Reads up to len bytes at off (fewer only at the end of the object): the
+ * bytes read, or a negative errno. */
+ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
+			  uint64_t off);
+
+/* Stops the read-ahead threads and frees everything; NULL does nothing. */
+void wsnap_chunks_free(struct wsnap_chunks *c);
+
+/* The extent a read of [off, off+len) of an object of size bytes fetches
+ * when nothing holds off (before it is cut at the next entry): [*start,
+ * *end). */
+void wsnap_chunks_plan(uint64_t off, size_t len, uint64_t size, int big,
+		       uint64_t *start, uint64_t *end);
+
+#endif

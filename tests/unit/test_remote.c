@@ -1,0 +1,484 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the parts of core/remote that need no network: response
+ * header parsing (Content-Range, numbers, header lines), AWS credentials
+ * files, URL labels and argv redaction, chunk planning, and the chunk
+ * cache over a fake fetch function (single-flight, read-ahead, errors,
+ * its bound). The requests themselves are tested end to end against real
+ * servers (tests/e2e/e2e_remote.sh).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "chunks.h"
+#include "remote.h"
+
+static int cr(const char *v, uint64_t *f, uint64_t *l, uint64_t *t)
+{
+	return wsnap_http_content_range(v, strlen(v), f, l, t);
+}
+
+static void test_content_range(void **state)
+{
+	uint64_t f, l, t;
+
+	assert_int_equal(cr("bytes 0-99/1000", &f, &l, &t), 0);
+	assert_int_equal(f, 0);
+	assert_int_equal(l, 99);
+	assert_int_equal(t, 1000);
+	assert_int_equal(cr("BYTES 5-5/6", &f, &l, &t), 0);
+	assert_int_equal(cr("bytes 1-2/*", &f, &l, &t), 0);
+	assert_true(t == UINT64_MAX);
+	/* what a strict parser refuses */
+	assert_int_equal(cr("bytes 5-4/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes 0-10/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes -1-4/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes +1-4/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes  1-4/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes 1-4/10 ", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes 1-4", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes */10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("items 1-4/10", &f, &l, &t), -EINVAL);
+	assert_int_equal(cr("bytes 0-1/99999999999999999999", &f, &l, &t),
+			 -EINVAL);
+	assert_int_equal(cr("bytes 0-1/9223372036854775808", &f, &l, &t),
+			 -EINVAL);
+	assert_int_equal(cr("bytes 0-1/9223372036854775807", &f, &l, &t), 0);
+	assert_int_equal(cr("", &f, &l, &t), -EINVAL);
+	(void)state;
+}
+
+static void test_number_and_header(void **state)
+{
+	const char *v;
+	size_t n;
+	uint64_t x;
+
+	assert_int_equal(wsnap_http_number("0", 1, &x), 0);
+	assert_int_equal(x, 0);
+	assert_int_equal(wsnap_http_number("12a", 3, &x), -EINVAL);
+	assert_int_equal(wsnap_http_number("", 0, &x), -EINVAL);
+	assert_true(wsnap_http_header("Content-Length:  42 \r\n", 22,
+				      "content-length", &v, &n));
+	assert_int_equal(n, 2);
+	assert_memory_equal(v, "42", 2);
+	assert_false(wsnap_http_header("Content-Lengthy: 42\r\n", 21,
+				       "content-length", &v, &n));
+	assert_false(wsnap_http_header("ETag", 4, "etag", &v, &n));
+	assert_true(wsnap_http_header("etag:\r\n", 7, "etag", &v, &n));
+	assert_int_equal(n, 0);
+	(void)state;
+}
+
+static int creds(const char *text, const char *profile,
+		 struct wsnap_aws_creds *c, unsigned *line)
+{
+	return wsnap_aws_creds_parse(text, strlen(text), profile, c, line);
+}
+
+static void test_credentials_file(void **state)
+{
+	static struct wsnap_aws_creds c;
+	static char big[WSNAP_AWS_VALUE_MAX + 64];
+	unsigned line;
+
+	assert_int_equal(creds("# comment\n[default]\naws_access_key_id = AK\n"
+			       "aws_secret_access_key=SK\n\n[other]\n"
+			       "aws_access_key_id = AK2\n"
+			       "aws_secret_access_key = SK2\n"
+			       "aws_session_token = TOK\n",
+			       "other", &c, &line),
+			 0);
+	assert_string_equal(c.key_id, "AK2");
+	assert_string_equal(c.secret, "SK2");
+	assert_string_equal(c.token, "TOK");
+	assert_int_equal(creds("[default]\r\naws_access_key_id=A\r\n"
+			       "aws_secret_access_key=S\r\n",
+			       "default", &c, &line),
+			 0);
+	assert_string_equal(c.secret, "S");
+	assert_string_equal(c.token, "");
+	/* sub-settings under a key are not keys of the profile */
+	assert_int_equal(creds("[default]\ns3 =\n  aws_secret_access_key = X\n"
+			       "aws_access_key_id=A\n",
+			       "default", &c, &line),
+			 -ENOENT);
+	assert_int_equal(
+		creds("[default]\naws_access_key_id=A\n", "default", &c, &line),
+		-ENOENT);
+	assert_int_equal(creds("[a]\naws_access_key_id=A\n"
+			       "aws_secret_access_key=S\n",
+			       "default", &c, &line),
+			 -ENOENT);
+	assert_int_equal(
+		creds("[default]\nnot a setting\n", "default", &c, &line),
+		-EINVAL);
+	assert_int_equal(line, 2);
+	assert_int_equal(creds("[default\n", "default", &c, &line), -EINVAL);
+	assert_int_equal(creds("  indented first\n", "default", &c, &line),
+			 -EINVAL);
+	assert_int_equal(
+		wsnap_aws_creds_parse("[default]\0x", 11, "default", &c, &line),
+		-EINVAL);
+	memcpy(big, "[d]\naws_secret_access_key=", 26);
+	memset(big + 26, 'x', sizeof(big) - 27);
+	assert_int_equal(creds(big, "d", &c, &line), -EINVAL);
+	(void)state;
+}
+
+static void test_label_and_redact(void **state)
+{
+	char *l, arg[128];
+
+	l = wsnap_remote_label("https://user:pw@host:8443/a/snap.tar?sig=x#f");
+	assert_string_equal(l, "https://host:8443/a/snap.tar");
+	free(l);
+	l = wsnap_remote_label("s3://bucket/dir/snap.tar");
+	assert_string_equal(l, "s3://bucket/dir/snap.tar");
+	free(l);
+	assert_null(wsnap_remote_label("ftp://host/x"));
+	assert_null(wsnap_remote_label("s3://bucket"));
+	assert_true(wsnap_remote_is_url("HTTPS://h/x"));
+	assert_false(wsnap_remote_is_url("/srv/snap.tar"));
+
+	strcpy(arg, "https://user:pw@host/a?X-Amz-Signature=abc");
+	assert_true(wsnap_remote_redact(arg));
+	assert_string_equal(arg, "https://*******@host/a?*******************");
+	strcpy(arg, "--index=http://u@h/i.wsnapidx");
+	assert_true(wsnap_remote_redact(arg));
+	assert_string_equal(arg, "--index=http://*@h/i.wsnapidx");
+	strcpy(arg, "http://host/a@b/c");
+	assert_false(wsnap_remote_redact(arg));
+	assert_string_equal(arg, "http://host/a@b/c");
+	strcpy(arg, "/srv/snap.tar");
+	assert_false(wsnap_remote_redact(arg));
+	(void)state;
+}
+
+static void test_chunk_plan(void **state)
+{
+	const uint64_t M = WSNAP_CHUNK, K16 = WSNAP_CHUNK_SMALL;
+	uint64_t s, e;
+
+	/* a large read's chunk starts where it does (a digest check's
+	 * chunk of a member, then its reads, are one request) */
+	wsnap_chunks_plan(3 * M + 5, 10, 10 * M, 1, &s, &e);
+	assert_true(s == 3 * M + 5 && e == 4 * M + 5);
+	wsnap_chunks_plan(9 * M + 5, 10, 9 * M + 100, 1, &s, &e);
+	assert_true(s == 9 * M + 5 && e == 9 * M + 100);
+	wsnap_chunks_plan(K16 + 100, 5000, 10 * M, 0, &s, &e);
+	assert_true(s == K16 && e == 2 * K16);
+	wsnap_chunks_plan(K16 - 10, 20, 10 * M, 0, &s, &e);
+	assert_true(s == 0 && e == 2 * K16);
+	wsnap_chunks_plan(100, 20, 150, 0, &s, &e);
+	assert_true(s == 0 && e == 150);
+	(void)state;
+}
+
+/* ---- the chunk cache over a fake object ----------------------------- */
+
+struct fake {
+	uint64_t size;
+	atomic_uint fetches;
+	atomic_ullong bytes;
+	atomic_int fail; /* fetches left to fail, -1: all */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool hold;	  /* fetches wait until released */
+	unsigned held;	  /* fetches waiting */
+	bool hold_half;	  /* ... or once their first half is filled */
+	unsigned at_half; /* fetches there */
+};
+
+static unsigned char byte_at(uint64_t off)
+{
+	return (unsigned char)(off * 2654435761u >> 13);
+}
+
+static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len,
+		      void (*filled)(void *fctx, size_t n), void *fctx)
+{
+	struct fake *f = ctx;
+	size_t i;
+	int left;
+
+	assert_true(off + len <= f->size);
+	atomic_fetch_add(&f->fetches, 1);
+	atomic_fetch_add(&f->bytes, len);
+	pthread_mutex_lock(&f->lock);
+	f->held++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->hold)
+		pthread_cond_wait(&f->cond, &f->lock);
+	f->held--;
+	pthread_mutex_unlock(&f->lock);
+	left = atomic_load(&f->fail);
+	if (left < 0 || (left > 0 && atomic_compare_exchange_strong(
+					     &f->fail, &left, left - 1)))
+		return -EIO;
+	/* in two halves, the first announced before the second is
+	 * written */
+	for (i = 0; i < len / 2; i++)
+		((unsigned char *)buf)[i] = byte_at(off + i);
+	filled(fctx, len / 2);
+	pthread_mutex_lock(&f->lock);
+	f->at_half++;
+	pthread_cond_broadcast(&f->cond);
+	while (f->hold_half)
+		pthread_cond_wait(&f->cond, &f->lock);
+	pthread_mutex_unlock(&f->lock);
+	for (; i < len; i++)
+		((unsigned char *)buf)[i] = byte_at(off + i);
+	filled(fctx, len);
+	return 0;
+}
+
+static void fake_init(struct fake *f, uint64_t size)
+{
+	memset(f, 0, sizeof(*f));
+	f->size = size;
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+}
+
+static void check_bytes(const unsigned char *buf, size_t len, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (buf[i] != byte_at(off + i))
+			fail_msg("byte %zu of a read at %llu differs", i,
+				 (unsigned long long)off);
+}
+
+/* The bytes are the object's; a small read costs one small fetch, and a
+ * second read of it none. */
+static void test_chunks_small_reads(void **state)
+{
+	static unsigned char buf[70000];
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 50ull << 20);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	assert_int_equal(wsnap_chunks_read(c, buf, 3000, 7ull << 20), 3000);
+	check_bytes(buf, 3000, 7ull << 20);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	assert_true(atomic_load(&f.bytes) <= 3000 + 2 * WSNAP_CHUNK_SMALL);
+	assert_int_equal(wsnap_chunks_read(c, buf, 1000, (7ull << 20) + 500),
+			 1000);
+	check_bytes(buf, 1000, (7ull << 20) + 500);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	/* the end of the object: short, then nothing */
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, f.size - 40), 40);
+	check_bytes(buf, 40, f.size - 40);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, f.size), 0);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+struct reader_arg {
+	struct wsnap_chunks *c;
+	uint64_t off;
+	size_t len;
+	ssize_t got;
+	unsigned char buf[4096];
+};
+
+static void *reader_main(void *p)
+{
+	struct reader_arg *r = p;
+
+	r->got = wsnap_chunks_read(r->c, r->buf, r->len, r->off);
+	return NULL;
+}
+
+#define READERS 8
+
+/* Eight threads want the same bytes while the one fetch of them is held:
+ * one fetch, and all get the bytes. */
+static void test_chunks_single_flight(void **state)
+{
+	static struct reader_arg r[READERS];
+	pthread_t th[READERS];
+	struct wsnap_chunks *c;
+	struct fake f;
+	int i;
+
+	fake_init(&f, 4ull << 20);
+	f.hold = true;
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	for (i = 0; i < READERS; i++) {
+		r[i].c = c;
+		r[i].off = 100000;
+		r[i].len = 4000;
+		assert_int_equal(
+			pthread_create(&th[i], NULL, reader_main, &r[i]), 0);
+	}
+	/* the first fetch has begun (the others wait for it, or have not
+	 * looked yet: either way they find its entry) */
+	pthread_mutex_lock(&f.lock);
+	while (f.held == 0)
+		pthread_cond_wait(&f.cond, &f.lock);
+	f.hold = false;
+	pthread_cond_broadcast(&f.cond);
+	pthread_mutex_unlock(&f.lock);
+	for (i = 0; i < READERS; i++) {
+		pthread_join(th[i], NULL);
+		assert_int_equal(r[i].got, 4000);
+		check_bytes(r[i].buf, 4000, 100000);
+	}
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+/* A reader of bytes that a fetch in flight has already filled does not
+ * wait for the rest: the second reader returns while the fetch is held
+ * after its first half (were it to wait, the test would hang). */
+static void test_chunks_partial(void **state)
+{
+	static struct reader_arg a, b;
+	struct wsnap_chunks *c;
+	pthread_t ta, tb;
+	struct fake f;
+
+	fake_init(&f, 1 << 20);
+	f.hold_half = true;
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	a.c = b.c = c;
+	a.off = 0;
+	a.len = 4000; /* fetches [0, 16 KiB) */
+	b.off = 10;
+	b.len = 100;
+	assert_int_equal(pthread_create(&ta, NULL, reader_main, &a), 0);
+	pthread_mutex_lock(&f.lock);
+	while (f.at_half == 0)
+		pthread_cond_wait(&f.cond, &f.lock);
+	pthread_mutex_unlock(&f.lock);
+	assert_int_equal(pthread_create(&tb, NULL, reader_main, &b), 0);
+	pthread_join(tb, NULL);
+	assert_int_equal(b.got, 100);
+	check_bytes(b.buf, 100, 10);
+	pthread_mutex_lock(&f.lock);
+	f.hold_half = false;
+	pthread_cond_broadcast(&f.cond);
+	pthread_mutex_unlock(&f.lock);
+	pthread_join(ta, NULL);
+	assert_int_equal(a.got, 4000);
+	check_bytes(a.buf, 4000, 0);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+/* A sequential read is served whole and right, through chunks and the
+ * read-ahead, and fetches each chunk once. */
+static void test_chunks_sequential(void **state)
+{
+	const size_t step = 128 << 10;
+	static unsigned char buf[128 << 10];
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off;
+
+	fake_init(&f, (20ull << 20) + 12345);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	for (off = 0; off < f.size; off += step) {
+		size_t want =
+			f.size - off < step ? (size_t)(f.size - off) : step;
+
+		assert_int_equal(wsnap_chunks_read(c, buf, step, off),
+				 (ssize_t)want);
+		check_bytes(buf, want, off);
+	}
+	wsnap_chunks_free(c); /* joins the read-ahead */
+	/* every chunk once, plus the first small read */
+	assert_true(atomic_load(&f.fetches) <= f.size / WSNAP_CHUNK + 2);
+	assert_true(atomic_load(&f.bytes) <= f.size + step);
+	(void)state;
+}
+
+/* A failed fetch is the read's error and is not kept: the next read
+ * fetches again. */
+static void test_chunks_errors(void **state)
+{
+	unsigned char buf[100];
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 1 << 20);
+	atomic_store(&f.fail, 1);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), -EIO);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), 100);
+	check_bytes(buf, 100, 5);
+	assert_int_equal(atomic_load(&f.fetches), 2);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+/* Within its budget, the least recently used goes first. */
+static void test_chunks_budget(void **state)
+{
+	static unsigned char buf[WSNAP_CHUNK];
+	struct wsnap_chunks *c;
+	struct fake f;
+	unsigned before;
+
+	fake_init(&f, 16ull << 20);
+	assert_int_equal(
+		wsnap_chunks_new(f.size, 2 * WSNAP_CHUNK, fake_fetch, &f, &c),
+		0);
+	assert_int_equal(wsnap_chunks_read(c, buf, WSNAP_CHUNK, 0),
+			 WSNAP_CHUNK);
+	assert_int_equal(
+		wsnap_chunks_read(c, buf, WSNAP_CHUNK, 4 * WSNAP_CHUNK),
+		WSNAP_CHUNK);
+	assert_int_equal(wsnap_chunks_read(c, buf, 10, 5), 10); /* 0 used */
+	assert_int_equal(
+		wsnap_chunks_read(c, buf, WSNAP_CHUNK, 8 * WSNAP_CHUNK),
+		WSNAP_CHUNK);
+	before = atomic_load(&f.fetches);
+	assert_int_equal(wsnap_chunks_read(c, buf, 10, 5), 10);
+	assert_int_equal(atomic_load(&f.fetches), before); /* still there */
+	assert_int_equal(wsnap_chunks_read(c, buf, 10, 4 * WSNAP_CHUNK + 5),
+			 10);
+	assert_int_equal(atomic_load(&f.fetches), before + 1); /* dropped */
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_content_range),
+		cmocka_unit_test(test_number_and_header),
+		cmocka_unit_test(test_credentials_file),
+		cmocka_unit_test(test_label_and_redact),
+		cmocka_unit_test(test_chunk_plan),
+		cmocka_unit_test(test_chunks_small_reads),
+		cmocka_unit_test(test_chunks_single_flight),
+		cmocka_unit_test(test_chunks_partial),
+		cmocka_unit_test(test_chunks_sequential),
+		cmocka_unit_test(test_chunks_errors),
+		cmocka_unit_test(test_chunks_budget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
