@@ -17,6 +17,7 @@
 
 #include "error.h"
 #include "reader.h"
+#include "seek.h"
 
 #define RD_MAX_RECORD (256u << 20)
 #define RD_PIPE_SIZE  (1u << 20)
@@ -158,6 +159,9 @@ static bool rd_read(const uint8_t *data, size_t size,
 	close(fd);
 	if (o->res.data_fd >= 0)
 		close(o->res.data_fd);
+	/* a regular compressed file's seek points: not compared */
+	wsnap_seek_table_free(o->res.seek);
+	o->res.seek = NULL;
 	return true;
 }
 
