@@ -9,19 +9,13 @@
  * input). Prints nothing on success unless --json (its outcome record,
  * doc/json.md).
  */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "commands.h"
-#include "fsutil.h"
-#include "indexfile.h"
 #include "json.h"
 #include "opts.h"
-#include "remote.h"
 
 struct index_args {
 	struct wsnap_common common;
@@ -59,49 +53,6 @@ static const struct wsnap_cmd_usage index_usage = {
 /* clang-format on */
 #undef T
 
-/* The sidecar into a temporary file beside out, renamed into place. */
-static enum wsnap_status write_sidecar(const char *archive, const char *out,
-				       const struct wsnap_policy *policy,
-				       struct wsnap_error *err)
-{
-	struct wsnap_reader_opts ro = {.keep_data = true};
-	enum wsnap_status st;
-	char *tmp = NULL;
-	struct stat sb;
-	mode_t mask;
-	int in_fd, out_fd = -1, e;
-
-	/* a remote archive is fetched whole, once, to be described */
-	in_fd = wsnap_remote_is_url(archive)
-			? wsnap_download_archive(archive, NULL, err)
-			: wsnap_open_archive(archive, err);
-	if (in_fd < 0)
-		return err->status;
-	if (strcmp(archive, "-") == 0 || fstat(in_fd, &sb) != 0 ||
-	    !S_ISREG(sb.st_mode)) {
-		close(in_fd);
-		return wsnap_error_usage(err, "an index file describes an "
-					      "archive file, not a pipe");
-	}
-	e = wsnap_fs_tmpfile_beside(out, ".wsnap-", &tmp, &out_fd);
-	if (e) {
-		close(in_fd);
-		return wsnap_error_io(err, e, out, "cannot create");
-	}
-	st = wsnap_sidecar_write(out_fd, in_fd, policy, &ro, err);
-	mask = umask(0);
-	umask(mask);
-	if (st == WSNAP_OK &&
-	    (fchmod(out_fd, 0666 & ~mask) != 0 || rename(tmp, out) != 0))
-		st = wsnap_error_io(err, errno, out, "cannot write");
-	if (st != WSNAP_OK)
-		unlink(tmp);
-	free(tmp);
-	close(out_fd);
-	close(in_fd);
-	return st;
-}
-
 int wsnap_cmd_index(int argc, char **argv)
 {
 	struct index_args a = {0};
@@ -128,7 +79,7 @@ int wsnap_cmd_index(int argc, char **argv)
 	}
 	lo.verbose = a.common.verbose;
 	if (a.output)
-		st = write_sidecar(argv[0], a.output, &a.policy, &err);
+		st = wsnap_write_sidecar(argv[0], a.output, &a.policy, &err);
 	else
 		st = wsnap_cache_index(argv[0], &a.policy, &lo, &err);
 	if (st != WSNAP_OK) {

@@ -1,18 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wsnap pack [POLICY] [--compress none|gzip|bzip2|xz|zstd|lz4] [-v] DIR OUT|-
+ * wsnap pack [POLICY] [--compress none|gzip|bzip2|xz|zstd|lz4] [--index] [-v]
+ *            DIR OUT|-
  *
  * Parses and reports; the work is ops/pack.c. The spec names --skip and
  * --allow-external-symlinks; the other policy options are accepted with
  * their usual meaning, so that 'pack' refuses what 'check' with the same
- * options would refuse.
+ * options would refuse. --index then writes the sidecar OUT.wsnapidx from
+ * the archive written (what wsnap index OUT -o OUT.wsnapidx writes).
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "indexfile.h"
 #include "json.h"
 #include "opts.h"
 #include "pack.h"
@@ -29,6 +34,7 @@ struct pack_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
 	struct pack_compress compress;
+	bool index; /* --index: OUT.wsnapidx too */
 };
 
 static int set_compress(const char *cmd, void *target, const char *arg)
@@ -53,6 +59,9 @@ static const struct wsnap_option pack_options[] = {
 			   offsetof(T, compress), set_compress,
 			   "compression, instead of OUT's extension (needed "
 			   "when OUT has none of those above)"),
+	WSNAP_OPT_BOOL(0, "index", T, index,
+		       "also write the sidecar OUT.wsnapidx (what 'wsnap "
+		       "index OUT -o OUT.wsnapidx' writes), after OUT"),
 	WSNAP_OPT_END(),
 };
 
@@ -70,7 +79,9 @@ static const struct wsnap_cmd_usage pack_usage = {
 		"another name needs --compress. '-' is standard output "
 		"(uncompressed unless --compress). OUT is replaced "
 		"atomically; the result is checked under the same options "
-		"before it is kept.",
+		"before it is kept. --index (not with '-') then validates "
+		"OUT again under those options and writes its sidecar "
+		"OUT.wsnapidx, atomically too, for 'mount --index'.",
 	.exit_status = "0 ok, 2 usage, 3 refused by the policy, 4 I/O error",
 	.options = pack_options,
 };
@@ -113,6 +124,24 @@ static void show_progress(void *ctx, const struct wsnap_pack_progress *p)
 			       p->bytes_done, p->bytes_total);
 }
 
+/* --index: the sidecar of the archive just written, from the file itself */
+static enum wsnap_status write_index(const char *out,
+				     const struct wsnap_policy *policy,
+				     struct wsnap_error *err)
+{
+	enum wsnap_status s;
+	size_t n = strlen(out);
+	char *side = malloc(n + sizeof(WSNAP_SIDECAR_SUFFIX));
+
+	if (!side)
+		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
+	memcpy(side, out, n);
+	memcpy(side + n, WSNAP_SIDECAR_SUFFIX, sizeof(WSNAP_SIDECAR_SUFFIX));
+	s = wsnap_write_sidecar(out, side, policy, err);
+	free(side);
+	return s;
+}
+
 int wsnap_cmd_pack(int argc, char **argv)
 {
 	struct pack_args a = {0};
@@ -147,6 +176,12 @@ int wsnap_cmd_pack(int argc, char **argv)
 					    "archive)");
 		goto out;
 	}
+	if (strcmp(out, "-") == 0 && a.index) {
+		rc = wsnap_usage_error(CMD,
+				       "--index needs an OUT other than "
+				       "'-' (the sidecar is OUT.wsnapidx)");
+		goto out;
+	}
 	if (a.compress.set) {
 		popts.compress = a.compress.kind;
 	} else if (wsnap_pack_compress_for(out, &popts.compress) != 0) {
@@ -165,6 +200,8 @@ int wsnap_cmd_pack(int argc, char **argv)
 	}
 	s = wsnap_pack_run(dir, out, &popts, &st, &err);
 	wsnap_progress_end(&line);
+	if (s == WSNAP_OK && a.index)
+		s = write_index(out, &a.policy, &err);
 	if (s != WSNAP_OK) {
 		rc = wsnap_report(&err, a.common.json);
 		goto out;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "fsutil.h"
 #include "indexfile.h"
 #include "json.h"
 #include "progress.h"
@@ -717,3 +718,45 @@ const struct wsnap_option wsnap_cache_options[] = {
 };
 /* clang-format on */
 #undef L
+
+enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
+				      const struct wsnap_policy *policy,
+				      struct wsnap_error *err)
+{
+	struct wsnap_reader_opts ro = {.keep_data = true};
+	enum wsnap_status st;
+	char *tmp = NULL;
+	struct stat sb;
+	mode_t mask;
+	int in_fd, out_fd = -1, e;
+
+	/* a remote archive is fetched whole, once, to be described */
+	in_fd = wsnap_remote_is_url(archive)
+			? wsnap_download_archive(archive, NULL, err)
+			: wsnap_open_archive(archive, err);
+	if (in_fd < 0)
+		return err->status;
+	if (strcmp(archive, "-") == 0 || fstat(in_fd, &sb) != 0 ||
+	    !S_ISREG(sb.st_mode)) {
+		close(in_fd);
+		return wsnap_error_usage(err, "an index file describes an "
+					      "archive file, not a pipe");
+	}
+	e = wsnap_fs_tmpfile_beside(out, ".wsnap-", &tmp, &out_fd);
+	if (e) {
+		close(in_fd);
+		return wsnap_error_io(err, e, out, "cannot create");
+	}
+	st = wsnap_sidecar_write(out_fd, in_fd, policy, &ro, err);
+	mask = umask(0);
+	umask(mask);
+	if (st == WSNAP_OK &&
+	    (fchmod(out_fd, 0666 & ~mask) != 0 || rename(tmp, out) != 0))
+		st = wsnap_error_io(err, errno, out, "cannot write");
+	if (st != WSNAP_OK)
+		unlink(tmp);
+	free(tmp);
+	close(out_fd);
+	close(in_fd);
+	return st;
+}

@@ -164,6 +164,17 @@ enum wsnap_status wsnap_cache_index(const char *path,
 int wsnap_download_archive(const char *url, const struct wsnap_remote_opts *ro,
 			   struct wsnap_error *err);
 
+/*
+ * wsnap index -o and wsnap pack --index: validates the archive file (or
+ * the remote archive, downloaded whole) at archive under policy and writes
+ * its sidecar (indexfile.h) to out, under a temporary name beside it
+ * renamed into place (mode 0666 less the umask). Errors: those of the
+ * build, WSNAP_USAGE for standard input or a pipe, WSNAP_IO writing out.
+ */
+enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
+				      const struct wsnap_policy *policy,
+				      struct wsnap_error *err);
+
 struct wsnap_json;
 
 /*

@@ -221,15 +221,20 @@ bool wsnap_index_data_spilled(const struct wsnap_index *idx);
  * descriptor holds them now, are those the sidecar's digests describe, by
  * reading and hashing every chunk (at most WSNAP_SIDECAR_CHUNK bytes of the
  * member) they touch that was not verified before; verified chunks are
- * remembered (any thread). Returns 0 (also for an index without digests),
- * -EIO on a mismatch or short read, -ENOMEM, or -errno of the read.
- * wsnap_index_pread verifies by itself; a caller reading the data
- * descriptor directly calls this first.
+ * remembered (any thread). Single-flight: a thread that needs a chunk
+ * another is hashing waits for that result instead of hashing it too. Returns 0
+ * (also for an index without digests), -EIO on a mismatch or short read,
+ * -ENOMEM, or -errno of the read. wsnap_index_pread verifies by itself; a
+ * caller reading the data descriptor directly calls this first.
  */
 int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		       uint64_t phys, uint64_t len);
 
 /* Whether reads of idx are checked against digests (wsnap_index_verify). */
 bool wsnap_index_has_digests(const struct wsnap_index *idx);
+
+/* How many chunks wsnap_index_verify has read and hashed so far (each
+ * chunk once when all succeed, however many threads ask for it). */
+uint64_t wsnap_index_digest_reads(const struct wsnap_index *idx);
 
 #endif

@@ -74,6 +74,9 @@ wsnap_index_attach_archive(struct wsnap_index *idx, int archive_fd,
 
 /* Sidecars (sidecar.c). */
 
+/* The name a sidecar is published under: the archive's with this added. */
+#define WSNAP_SIDECAR_SUFFIX ".wsnapidx"
+
 /* Data digests cover chunks of at most this many bytes of one member. */
 #define WSNAP_SIDECAR_CHUNK (1u << 20)
 

@@ -36,6 +36,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +80,36 @@ enum meta_field {
 	S_NFIELDS
 };
 
+/*
+ * Verification is single-flight per chunk: the first thread to need an
+ * unverified chunk sets its busy bit and reads and hashes it; others that
+ * need it meanwhile wait on the chunk's stripe (digest number modulo
+ * VERIFY_STRIPES) instead of hashing it too, as FUSE threads serving the
+ * readahead of one file otherwise all do. A success sets the verified bit,
+ * which later reads test without a lock. A failure is not remembered (a
+ * read error may pass): a waiter takes the failed flight's result when
+ * that flight was the only one to end on its stripe since it began to
+ * wait, else it tries the chunk itself.
+ */
+#define VERIFY_STRIPES 64u
+
+struct verify_stripe {
+	pthread_mutex_t lock;
+	pthread_cond_t done;
+	uint64_t ended;	   /* flights ended on this stripe */
+	uint64_t last_bit; /* the digest of the last one to end */
+	int last_rc;	   /* and its result */
+};
+
 struct wsnap_index_digests {
 	unsigned char *sha; /* count digests of DIGEST_LEN bytes */
 	uint64_t count;
 	uint64_t *first;	    /* per ino - 1: first digest of a file */
 	_Atomic uint64_t *verified; /* a bit per digest */
+	_Atomic uint64_t *busy;	    /* a bit per digest: a flight is on */
+	_Atomic uint64_t hashed;    /* chunks read and hashed */
+	bool stripes_ready;
+	struct verify_stripe stripes[VERIFY_STRIPES];
 };
 
 struct wsnap_sidecar {
@@ -115,10 +141,50 @@ void wsnap_index_digests_free(struct wsnap_index_digests *d)
 {
 	if (!d)
 		return;
+	if (d->stripes_ready)
+		for (unsigned i = 0; i < VERIFY_STRIPES; i++) {
+			pthread_mutex_destroy(&d->stripes[i].lock);
+			pthread_cond_destroy(&d->stripes[i].done);
+		}
 	free(d->sha);
 	free(d->first);
 	free((void *)d->verified);
+	free((void *)d->busy);
 	free(d);
+}
+
+/* A new digest table with its stripes, the rest zero; NULL without memory
+ * or when a lock cannot be made. */
+static struct wsnap_index_digests *digests_new(void)
+{
+	struct wsnap_index_digests *d = calloc(1, sizeof(*d));
+	unsigned i;
+
+	if (!d)
+		return NULL;
+	for (i = 0; i < VERIFY_STRIPES; i++) {
+		if (pthread_mutex_init(&d->stripes[i].lock, NULL) != 0)
+			break;
+		if (pthread_cond_init(&d->stripes[i].done, NULL) != 0) {
+			pthread_mutex_destroy(&d->stripes[i].lock);
+			break;
+		}
+	}
+	if (i == VERIFY_STRIPES) {
+		d->stripes_ready = true;
+		return d;
+	}
+	while (i-- > 0) {
+		pthread_mutex_destroy(&d->stripes[i].lock);
+		pthread_cond_destroy(&d->stripes[i].done);
+	}
+	free(d);
+	return NULL;
+}
+
+uint64_t wsnap_index_digest_reads(const struct wsnap_index *idx)
+{
+	return idx && idx->digests ? atomic_load(&idx->digests->hashed) : 0;
 }
 
 bool wsnap_index_has_digests(const struct wsnap_index *idx)
@@ -142,12 +208,84 @@ static uint64_t node_stored(const struct wsnap_index *idx,
 	return last->stored + last->length;
 }
 
+/* Reads chunk k of file n (digest bit) and checks it: 0 or -errno. */
+static int hash_chunk(const struct wsnap_index *idx,
+		      struct wsnap_index_digests *d, const struct wsnap_node *n,
+		      uint64_t stored, uint64_t k, uint64_t bit,
+		      unsigned char **buf)
+{
+	unsigned char md[DIGEST_LEN];
+	uint64_t at = k * WSNAP_SIDECAR_CHUNK;
+	size_t clen = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
+				       ? stored - at
+				       : WSNAP_SIDECAR_CHUNK);
+	ssize_t r;
+
+	if (!*buf && !(*buf = malloc(WSNAP_SIDECAR_CHUNK)))
+		return -ENOMEM;
+	atomic_fetch_add(&d->hashed, 1);
+	r = wsnap_index_read_stored(idx, *buf, clen, n->offset + at);
+	if (r < 0)
+		return (int)r;
+	if ((size_t)r != clen || !sha256(*buf, clen, md) ||
+	    memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
+		return -EIO;
+	return 0;
+}
+
+/* Chunk k of file n verified once: hashed here, or by the flight on it. */
+static int verify_chunk(const struct wsnap_index *idx,
+			struct wsnap_index_digests *d,
+			const struct wsnap_node *n, uint64_t stored, uint64_t k,
+			uint64_t bit, unsigned char **buf)
+{
+	struct verify_stripe *sp = &d->stripes[bit % VERIFY_STRIPES];
+	uint64_t mask = (uint64_t)1 << (bit % 64), w = bit / 64, seen;
+	int rc;
+
+	if (atomic_load(&d->verified[w]) & mask)
+		return 0;
+	pthread_mutex_lock(&sp->lock);
+	while (atomic_fetch_or(&d->busy[w], mask) & mask) {
+		seen = sp->ended;
+		pthread_cond_wait(&sp->done, &sp->lock);
+		if (atomic_load(&d->verified[w]) & mask) {
+			pthread_mutex_unlock(&sp->lock);
+			return 0;
+		}
+		if (sp->ended == seen + 1 && sp->last_bit == bit) {
+			rc = sp->last_rc; /* the flight waited for failed */
+			pthread_mutex_unlock(&sp->lock);
+			return rc;
+		}
+	}
+	/* ours: the busy bit was clear, and a success may have come since
+	 * the test above */
+	if (atomic_load(&d->verified[w]) & mask) {
+		atomic_fetch_and(&d->busy[w], ~mask);
+		pthread_mutex_unlock(&sp->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	rc = hash_chunk(idx, d, n, stored, k, bit, buf);
+	pthread_mutex_lock(&sp->lock);
+	if (rc == 0)
+		atomic_fetch_or(&d->verified[w], mask);
+	atomic_fetch_and(&d->busy[w], ~mask);
+	sp->ended++;
+	sp->last_bit = bit;
+	sp->last_rc = rc;
+	pthread_cond_broadcast(&sp->done);
+	pthread_mutex_unlock(&sp->lock);
+	return rc;
+}
+
 int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		       uint64_t phys, uint64_t len)
 {
-	const struct wsnap_index_digests *d = idx ? idx->digests : NULL;
+	struct wsnap_index_digests *d = idx ? idx->digests : NULL;
 	const struct wsnap_node *n;
-	unsigned char *buf = NULL, md[DIGEST_LEN];
+	unsigned char *buf = NULL;
 	uint64_t s0, stored, k, kend;
 	int rc = 0;
 
@@ -162,30 +300,9 @@ int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		return -EIO;
 	s0 = phys - n->offset;
 	kend = (s0 + len - 1) / WSNAP_SIDECAR_CHUNK;
-	for (k = s0 / WSNAP_SIDECAR_CHUNK; k <= kend && !rc; k++) {
-		uint64_t bit = d->first[ino - 1] + k;
-		uint64_t mask = (uint64_t)1 << (bit % 64);
-		uint64_t at = k * WSNAP_SIDECAR_CHUNK;
-		size_t clen = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
-					       ? stored - at
-					       : WSNAP_SIDECAR_CHUNK);
-		ssize_t r;
-
-		if (atomic_load(&d->verified[bit / 64]) & mask)
-			continue;
-		if (!buf && !(buf = malloc(WSNAP_SIDECAR_CHUNK))) {
-			rc = -ENOMEM;
-			break;
-		}
-		r = wsnap_index_read_stored(idx, buf, clen, n->offset + at);
-		if (r < 0)
-			rc = (int)r;
-		else if ((size_t)r != clen || !sha256(buf, clen, md) ||
-			 memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
-			rc = -EIO;
-		else
-			atomic_fetch_or(&d->verified[bit / 64], mask);
-	}
+	for (k = s0 / WSNAP_SIDECAR_CHUNK; k <= kend && !rc; k++)
+		rc = verify_chunk(idx, d, n, stored, k, d->first[ino - 1] + k,
+				  &buf);
 	free(buf);
 	return rc;
 }
@@ -726,7 +843,7 @@ static bool attach_digests(struct wsnap_index *idx,
 			   const struct wsnap_sidecar *sc,
 			   const uint64_t *dfirst)
 {
-	struct wsnap_index_digests *d = calloc(1, sizeof(*d));
+	struct wsnap_index_digests *d = digests_new();
 	uint64_t n = sc->f[S_NDIGESTS];
 	uint32_t ino;
 
@@ -737,7 +854,8 @@ static bool attach_digests(struct wsnap_index *idx,
 	d->sha = malloc(n ? n * DIGEST_LEN : 1);
 	d->first = calloc(idx->count, sizeof(*d->first));
 	d->verified = calloc(n / 64 + 1, sizeof(*d->verified));
-	if (!d->sha || !d->first || !d->verified)
+	d->busy = calloc(n / 64 + 1, sizeof(*d->busy));
+	if (!d->sha || !d->first || !d->verified || !d->busy)
 		return false;
 	memcpy(d->sha, sc->digests, n * DIGEST_LEN);
 	for (ino = 1; ino <= idx->count; ino++) {

@@ -64,6 +64,7 @@ comp pack --compress ''
 has gzip && has none && has xz && has bzip2 && has lz4 && has zstd ||
 	fail "pack --compress offers [$(echo $out)]"
 want pack --compress = g '=>' gzip
+want pack --ind '=>' --index
 want mount --max-members '' '=>'
 want mount -- - '=>'
 work=$(mktemp -d "${TMPDIR:-/tmp}/wsnap-comp.XXXXXX")

@@ -7,7 +7,8 @@
 # daemon holds no file under $TMPDIR (not even an unlinked one, which `ls`
 # would not show) and $TMPDIR stays empty, while every byte of the mount
 # equals the tree's, also from many threads at random offsets, from a
-# remount out of the index cache and through an --index sidecar. A
+# remount out of the index cache and through an --index sidecar
+# (the .tar.zst's written by pack --index, the same file index -o writes). A
 # single-frame zstd and a single-block xz stream
 # keep the spill, and read right from it.
 . "$(dirname "$0")/../lib/mount_lib.sh"
@@ -96,14 +97,31 @@ if bad:
 EOF
 }
 
-# 1. pack writes seekable streams that the usual tools read
-expect_rc 0 "$WSNAP_BIN" pack "$tree" "$work/p.tar.zst"
+# 1. pack writes seekable streams that the usual tools read; pack --index
+# writes the sidecar that index -o writes
+expect_rc 0 "$WSNAP_BIN" pack --index "$tree" "$work/p.tar.zst"
 expect_rc 0 "$WSNAP_BIN" pack "$tree" "$work/p.tar.xz"
+[ ! -e "$work/p.tar.xz.wsnapidx" ] || fail "pack without --index wrote a sidecar"
+expect_rc 0 "$WSNAP_BIN" index "$work/p.tar.zst" -o "$work/again.wsnapidx"
+cmp -s "$work/p.tar.zst.wsnapidx" "$work/again.wsnapidx" ||
+	fail "pack --index: the sidecar differs from index -o's"
+expect_rc 0 "$WSNAP_BIN" index "$work/p.tar.xz" -o "$work/p.tar.xz.wsnapidx"
 for c in zst xz; do
 	expect_rc 0 "$WSNAP_BIN" check "$work/p.tar.$c"
-	expect_rc 0 "$WSNAP_BIN" index "$work/p.tar.$c" \
-		-o "$work/p.tar.$c.wsnapidx"
 done
+# --index with OUT '-': a usage error, one line, nothing on stdout
+expect_rc 2 "$WSNAP_BIN" pack --index --compress zstd "$tree" - \
+	>"$work/dash.out"
+[ "$(cat "$work/stderr")" = "wsnap: pack: --index needs an OUT other than '-' (the sidecar is OUT.wsnapidx) (see 'wsnap pack --help')" ] ||
+	fail "pack --index -: stderr [$(cat "$work/stderr")]"
+[ ! -s "$work/dash.out" ] || fail "pack --index -: wrote to stdout"
+[ ! -e "./-.wsnapidx" ] || fail "pack --index -: wrote ./-.wsnapidx"
+# a sidecar that cannot be written: exit 4, OUT kept
+mkdir -p "$work/blocked.tar.wsnapidx/x"
+expect_rc 4 "$WSNAP_BIN" pack --index "$tree" "$work/blocked.tar"
+expect_rc 0 "$WSNAP_BIN" check "$work/blocked.tar"
+[ -z "$(find "$work" -maxdepth 1 -name '.*wsnap*')" ] ||
+	fail "pack --index left a temporary file: $(ls -a "$work")"
 zstd -l "$work/p.tar.zst" | awk 'NR == 2 { exit !($1 > 5 && $2 == 1) }' ||
 	fail "p.tar.zst: not several frames and one skippable (the seek table): $(zstd -l "$work/p.tar.zst")"
 xz -l --robot "$work/p.tar.xz" | awk '$1 == "totals" { exit !($3 > 5) }' ||

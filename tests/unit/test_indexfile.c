@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -618,6 +619,92 @@ static void test_sidecar_wrong_digest(void **state)
 	sc_free(&f);
 }
 
+/* Many threads verifying the same chunks at once (single-flight). */
+#define VT_THREADS 12
+
+struct vt_job {
+	const struct wsnap_index *idx;
+	pthread_barrier_t *start;
+	uint32_t ino;
+	uint64_t phys, len;
+	int rc;
+};
+
+static void *vt_run(void *arg)
+{
+	struct vt_job *j = arg;
+
+	pthread_barrier_wait(j->start);
+	j->rc = wsnap_index_verify(j->idx, j->ino, j->phys, j->len);
+	return NULL;
+}
+
+/* VT_THREADS threads verify [phys, phys + len) of ino together; each
+ * result must be want. */
+static void vt_all(const struct wsnap_index *idx, uint32_t ino, uint64_t phys,
+		   uint64_t len, int want)
+{
+	struct vt_job jobs[VT_THREADS];
+	pthread_t t[VT_THREADS];
+	pthread_barrier_t start;
+	int i;
+
+	assert_int_equal(pthread_barrier_init(&start, NULL, VT_THREADS), 0);
+	for (i = 0; i < VT_THREADS; i++) {
+		jobs[i] = (struct vt_job){idx, &start, ino, phys, len, 1};
+		assert_int_equal(pthread_create(&t[i], NULL, vt_run, &jobs[i]),
+				 0);
+	}
+	for (i = 0; i < VT_THREADS; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		assert_int_equal(jobs[i].rc, want);
+	}
+	pthread_barrier_destroy(&start);
+}
+
+static void test_sidecar_verify_threads(void **state)
+{
+	struct wsnap_index *idx;
+	struct sc_fixture f;
+	struct wsnap_error err;
+	uint64_t off, blen = (5u << 20) / 2;
+	uint32_t ino;
+	int round;
+
+	sc_make(&f);
+	/* every chunk is hashed once, however many threads ask for it */
+	for (round = 0; round < 8; round++) {
+		assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+				 WSNAP_OK);
+		ino = ino_of(idx, "dir/big");
+		off = wsnap_index_node(idx, ino)->offset;
+		vt_all(idx, ino, off, blen, 0);
+		assert_int_equal(wsnap_index_digest_reads(idx), 3);
+		vt_all(idx, ino, off + blen - 1, 1, 0);
+		assert_int_equal(wsnap_index_digest_reads(idx), 3);
+		wsnap_index_free(idx);
+	}
+	/* a wrong second chunk fails for every thread, each time, and no
+	 * thread hashes it twice in one go; the others still verify */
+	f.tar[off + (1u << 20) + 9] ^= 0xff;
+	close(f.archive_fd);
+	f.archive_fd = ts_memfd(f.tar, f.tar_len);
+	for (round = 0; round < 8; round++) {
+		assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+				 WSNAP_OK);
+		vt_all(idx, ino, off + (1u << 20), 4096, -EIO);
+		assert_in_range(wsnap_index_digest_reads(idx), 1, VT_THREADS);
+		vt_all(idx, ino, off + (1u << 20) + 5, 1, -EIO);
+		assert_in_range(wsnap_index_digest_reads(idx), 2,
+				2 * VT_THREADS);
+		vt_all(idx, ino, off, blen, -EIO);
+		vt_all(idx, ino, off, 1u << 20, 0);
+		vt_all(idx, ino, off + (2u << 20), blen - (2u << 20), 0);
+		wsnap_index_free(idx);
+	}
+	sc_free(&f);
+}
+
 /* Field k of member record i of a sidecar in b (and its section). */
 static unsigned char *rec_field(unsigned char *b, size_t len, size_t i, int k)
 {
@@ -912,6 +999,7 @@ int main(void)
 		cmocka_unit_test(test_indexfile_seek_sections),
 		cmocka_unit_test(test_sidecar_roundtrip),
 		cmocka_unit_test(test_sidecar_wrong_digest),
+		cmocka_unit_test(test_sidecar_verify_threads),
 		cmocka_unit_test(test_sidecar_lies),
 		cmocka_unit_test(test_sidecar_policy_again),
 		cmocka_unit_test(test_cache_dir_modes),
