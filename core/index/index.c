@@ -31,6 +31,7 @@
 
 #include "engine.h"
 #include "fsutil.h"
+#include "grow.h"
 #include "policy.h"
 #include "seek.h"
 #include "stream.h"
@@ -161,7 +162,7 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 	idx->children = malloc((n > 1 ? n - 1 : 1) * sizeof(uint32_t));
 	while (nb < n)
 		nb <<= 1;
-	idx->buckets = calloc(nb, sizeof(uint32_t));
+	idx->buckets = wsnap_table_calloc(nb, sizeof(uint32_t));
 	if (!idx->children || !idx->buckets)
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	idx->mask = (uint32_t)(nb - 1);

@@ -134,7 +134,7 @@ static void tree_insert(uint64_t *slots, size_t mask, uint32_t id, uint32_t h)
 static bool tree_rehash(struct wsnap_builder *b)
 {
 	size_t nb = b->nbuckets * 2, i;
-	uint64_t *bk = calloc(nb, sizeof(*bk));
+	uint64_t *bk = wsnap_table_calloc(nb, sizeof(*bk));
 
 	if (!bk)
 		return false;
