@@ -31,6 +31,7 @@
 
 #include "engine.h"
 #include "fsutil.h"
+#include "grow.h"
 #include "policy.h"
 #include "seek.h"
 #include "stream.h"
@@ -120,12 +121,33 @@ static void present(struct wsnap_node *d)
 	}
 }
 
+/* How many nodes ahead of its insert link_nodes hashes a node (a power
+ * of two). */
+#define LINK_AHEAD 16u
+
+/* The bucket of a presented node: its full path is its parent's, '/' and
+ * its name, the bytes a lookup by (parent, name) hashes. */
+static uint32_t node_bucket(const struct wsnap_index *idx,
+			    const struct wsnap_node *d)
+{
+	return path_bucket(idx, NULL, 0, d->path,
+			   d->name_off + strlen(d->path + d->name_off));
+}
+
+/* Puts ino at the head of bucket b's chain. */
+static void chain_insert(struct wsnap_index *idx, uint32_t ino, uint32_t b)
+{
+	idx->nodes[ino - 1].hash_next = idx->buckets[b];
+	idx->buckets[b] = ino;
+}
+
 /* Children tables and the lookup hash of a frozen node array. */
 static enum wsnap_status link_nodes(struct wsnap_index *idx,
 				    struct wsnap_error *err)
 {
 	struct wsnap_node *nodes = idx->nodes;
 	uint32_t n = idx->count, ino, pos = 0;
+	uint32_t ahead[LINK_AHEAD];
 	size_t nb = 1;
 
 	for (ino = 2; ino <= n; ino++) {
@@ -133,36 +155,48 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 
 		p->nchildren++;
 	}
-	for (ino = 1; ino <= n; ino++) {
-		nodes[ino - 1].first_child = pos;
-		pos += nodes[ino - 1].nchildren;
-	}
 	idx->children = malloc((n > 1 ? n - 1 : 1) * sizeof(uint32_t));
 	while (nb < n)
 		nb <<= 1;
-	idx->buckets = calloc(nb, sizeof(uint32_t));
+	idx->buckets = wsnap_table_calloc(nb, sizeof(uint32_t));
 	if (!idx->children || !idx->buckets)
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	idx->mask = (uint32_t)(nb - 1);
-	/* hash_next counts the children placed so far, then becomes the
-	 * chain link */
-	for (ino = 2; ino <= n; ino++) {
-		struct wsnap_node *p = &nodes[nodes[ino - 1].parent - 1];
+	/*
+	 * One pass: a node's first_child, then its slot in its parent's
+	 * children (the parent, a smaller ino, has its first_child already).
+	 * hash_next (0 from present) counts the children placed so far; the
+	 * chain inserts below overwrite it for every node but the root.
+	 */
+	for (ino = 1; ino <= n; ino++) {
+		struct wsnap_node *d = &nodes[ino - 1], *p;
 
+		d->first_child = pos;
+		pos += d->nchildren;
+		if (ino == 1)
+			continue;
+		p = &nodes[d->parent - 1];
 		idx->children[p->first_child + p->hash_next++] = ino;
 	}
-	for (ino = 1; ino <= n; ino++)
-		nodes[ino - 1].hash_next = 0;
+	nodes[0].hash_next = 0;
+	/*
+	 * The chains, inserted from ino n down to 2 (each chain then lists
+	 * its inos ascending). A node's bucket is a random write into a
+	 * table of 4 to 8 bytes per node: it is hashed and prefetched
+	 * LINK_AHEAD nodes before its insert, which stays in the same
+	 * order.
+	 */
 	for (ino = n; ino >= 2; ino--) {
-		struct wsnap_node *d = &nodes[ino - 1];
-		const struct wsnap_node *p = &nodes[d->parent - 1];
-		uint32_t b = path_bucket(
-			idx, p->path, d->name_off - !!d->name_off,
-			d->path + d->name_off, strlen(d->path + d->name_off));
+		uint32_t b = node_bucket(idx, &nodes[ino - 1]);
 
-		d->hash_next = idx->buckets[b];
-		idx->buckets[b] = ino;
+		__builtin_prefetch(&idx->buckets[b], 1);
+		if (n - ino >= LINK_AHEAD)
+			chain_insert(idx, ino + LINK_AHEAD,
+				     ahead[(ino + LINK_AHEAD) % LINK_AHEAD]);
+		ahead[ino % LINK_AHEAD] = b;
 	}
+	for (ino = n <= LINK_AHEAD ? n : LINK_AHEAD + 1; ino >= 2; ino--)
+		chain_insert(idx, ino, ahead[ino % LINK_AHEAD]);
 	return WSNAP_OK;
 }
 

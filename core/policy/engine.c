@@ -101,10 +101,12 @@ static uint64_t tree_slot(uint32_t id, uint32_t h)
 }
 
 static uint32_t tree_find(const struct wsnap_builder *b, uint32_t parent,
-			  const char *name, size_t len)
+			  const char *name, size_t len, uint32_t *hash)
 {
 	uint32_t h = tree_hash(b, parent, name, len);
 	size_t mask = b->nbuckets - 1, i = h & mask;
+
+	*hash = h;
 
 	for (;; i = (i + 1) & mask) {
 		uint64_t e = b->buckets[i];
@@ -134,7 +136,7 @@ static void tree_insert(uint64_t *slots, size_t mask, uint32_t id, uint32_t h)
 static bool tree_rehash(struct wsnap_builder *b)
 {
 	size_t nb = b->nbuckets * 2, i;
-	uint64_t *bk = calloc(nb, sizeof(*bk));
+	uint64_t *bk = wsnap_table_calloc(nb, sizeof(*bk));
 
 	if (!bk)
 		return false;
@@ -148,12 +150,12 @@ static bool tree_rehash(struct wsnap_builder *b)
 	return true;
 }
 
-/* A new node (zeroed) named name under parent; 0 when out of memory. The
- * caller has made room in the node array. */
+/* A new node (zeroed) named name under parent, whose tree_hash is h; 0
+ * when out of memory. The caller has made room in the node array. */
 static uint32_t tree_add(struct wsnap_builder *b, uint32_t parent,
-			 const char *name, size_t len)
+			 const char *name, size_t len, uint32_t h)
 {
-	uint32_t id = b->nnodes + 1, h = tree_hash(b, parent, name, len);
+	uint32_t id = b->nnodes + 1;
 	struct wsnap_node *n = &b->nodes[id - 1];
 
 	/* load factor at most 1/2 (the root has no slot) */
@@ -361,11 +363,13 @@ static bool member_sane(const struct wsnap_raw_member *m)
 }
 
 /* Where a member's path meets the tree: 'at' holds its first 'comp'
- * components; the next one starts at rel + off. */
+ * components; the next one starts at rel + off and, when comp is less
+ * than the depth, hashes to h under at (tree_hash). */
 struct spot {
 	uint32_t at;
 	size_t comp;
 	size_t off;
+	uint32_t h;
 };
 
 static void locate(const struct wsnap_builder *b, const struct wsnap_name *nm,
@@ -374,6 +378,7 @@ static void locate(const struct wsnap_builder *b, const struct wsnap_name *nm,
 	s->at = ROOT_ID;
 	s->comp = 0;
 	s->off = 0;
+	s->h = 0;
 	if (b->cache_id && nm->depth >= 2 && b->cachelen + 1 == nm->last_off &&
 	    memcmp(b->cache, nm->rel, b->cachelen) == 0) {
 		s->at = b->cache_id;
@@ -384,7 +389,7 @@ static void locate(const struct wsnap_builder *b, const struct wsnap_name *nm,
 		const char *c = nm->rel + s->off;
 		const char *e = memchr(c, '/', nm->rel_len - s->off);
 		size_t cl = e ? (size_t)(e - c) : nm->rel_len - s->off;
-		uint32_t id = tree_find(b, s->at, c, cl);
+		uint32_t id = tree_find(b, s->at, c, cl, &s->h);
 
 		if (!id)
 			return;
@@ -590,7 +595,9 @@ static enum wsnap_status record(struct wsnap_builder *b,
 		const char *e = memchr(c, '/', nm->rel_len - off);
 		size_t cl = e ? (size_t)(e - c) : nm->rel_len - off;
 
-		id = tree_add(b, id, c, cl);
+		/* the first new component is the one locate did not find */
+		id = tree_add(b, id, c, cl,
+			      k == 0 ? s->h : tree_hash(b, id, c, cl));
 		if (!id)
 			return wsnap_engine_oom(err);
 		off += cl + 1;

@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "engine.h"
+#include "grow.h"
 #include "index.h"
 #include "members.h"
 #include "policy.h"
@@ -721,6 +722,24 @@ static double overhead_per_member(const struct wsnap_index *idx)
 	return (double)(st.memory_bytes - text) / (double)st.members;
 }
 
+/* Every node but the root is found through its chain, every chain lists
+ * its inos ascending (the freeze inserts them from the last ino down,
+ * hashing a few nodes ahead of each insert), the root is in none. */
+static void check_chains(const struct wsnap_index *idx)
+{
+	uint32_t ino, n = wsnap_index_count(idx);
+
+	assert_int_equal(wsnap_index_node(idx, WSNAP_ROOT_INO)->hash_next, 0);
+	for (ino = 2; ino <= n; ino++) {
+		const struct wsnap_node *d = wsnap_index_node(idx, ino);
+
+		if (d->hash_next)
+			assert_true(d->hash_next > ino && d->hash_next <= n);
+		assert_int_equal(
+			wsnap_index_lookup(idx, d->path, strlen(d->path)), ino);
+	}
+}
+
 static void test_index_memory_budget(void **state)
 {
 	double secs, cpu, per;
@@ -733,6 +752,7 @@ static void test_index_memory_budget(void **state)
 		      "target bytes\n",
 		      per);
 	assert_true(per <= 100.0);
+	check_chains(idx);
 	/* everything is still found */
 	for (ino = 1; ino <= wsnap_index_count(idx); ino += 997) {
 		const struct wsnap_node *n = wsnap_index_node(idx, ino);
@@ -741,6 +761,53 @@ static void test_index_memory_budget(void **state)
 			wsnap_index_lookup(idx, n->path, strlen(n->path)), ino);
 	}
 	wsnap_index_free(idx);
+}
+
+static void test_index_chains(void **state)
+{
+	/* fewer nodes than the freeze hashes ahead, exactly as many plus one
+	 * and minus one (the root counts), and many more */
+	const size_t sizes[] = {1, 2, 14, 15, 16, 17, 40, 5000};
+	struct tm_member ms[5000];
+	char names[5000][24];
+	size_t i, k;
+
+	(void)state;
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		struct wsnap_index *idx;
+
+		for (i = 0; i < sizes[k]; i++) {
+			snprintf(names[i], sizeof(names[i]), "f%zu", i);
+			ms[i] = (struct tm_member)TM_F(names[i]);
+		}
+		idx = build_ok(ms, sizes[k]);
+		assert_int_equal(wsnap_index_count(idx), sizes[k] + 1);
+		check_chains(idx);
+		wsnap_index_free(idx);
+	}
+}
+
+/* Lookup tables of whole huge pages are aligned to them; all come zeroed. */
+static void test_index_table_calloc(void **state)
+{
+	size_t n = 2 * WSNAP_HUGE_PAGE / sizeof(uint32_t), i;
+	uint32_t *t = wsnap_table_calloc(n, sizeof(*t)), any = 0;
+	uint64_t *s = wsnap_table_calloc(64, sizeof(*s)), sany = 0;
+
+	(void)state;
+	assert_non_null(t);
+	assert_int_equal((uintptr_t)t % WSNAP_HUGE_PAGE, 0);
+	for (i = 0; i < n; i++)
+		any |= t[i];
+	assert_int_equal(any, 0);
+	t[n - 1] = 1;
+	free(t);
+	assert_non_null(s);
+	for (i = 0; i < 64; i++)
+		sany |= s[i];
+	assert_int_equal(sany, 0);
+	free(s);
+	assert_null(wsnap_table_calloc(SIZE_MAX / 4 + 1, 8));
 }
 
 static void test_index_bench(void **state)
@@ -779,6 +846,8 @@ int main(void)
 		cmocka_unit_test(test_index_pread_short_file_is_eio),
 		cmocka_unit_test(test_index_random_against_model),
 		cmocka_unit_test(test_index_memory_budget),
+		cmocka_unit_test(test_index_chains),
+		cmocka_unit_test(test_index_table_calloc),
 		cmocka_unit_test(test_index_bench),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
