@@ -155,6 +155,10 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 
 		p->nchildren++;
 	}
+	for (ino = 1; ino <= n; ino++) {
+		nodes[ino - 1].first_child = pos;
+		pos += nodes[ino - 1].nchildren;
+	}
 	idx->children = malloc((n > 1 ? n - 1 : 1) * sizeof(uint32_t));
 	while (nb < n)
 		nb <<= 1;
@@ -162,23 +166,15 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 	if (!idx->children || !idx->buckets)
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	idx->mask = (uint32_t)(nb - 1);
-	/*
-	 * One pass: a node's first_child, then its slot in its parent's
-	 * children (the parent, a smaller ino, has its first_child already).
-	 * hash_next (0 from present) counts the children placed so far; the
-	 * chain inserts below overwrite it for every node but the root.
-	 */
-	for (ino = 1; ino <= n; ino++) {
-		struct wsnap_node *d = &nodes[ino - 1], *p;
+	/* hash_next counts the children placed so far, then becomes the
+	 * chain link */
+	for (ino = 2; ino <= n; ino++) {
+		struct wsnap_node *p = &nodes[nodes[ino - 1].parent - 1];
 
-		d->first_child = pos;
-		pos += d->nchildren;
-		if (ino == 1)
-			continue;
-		p = &nodes[d->parent - 1];
 		idx->children[p->first_child + p->hash_next++] = ino;
 	}
-	nodes[0].hash_next = 0;
+	for (ino = 1; ino <= n; ino++)
+		nodes[ino - 1].hash_next = 0;
 	/*
 	 * The chains, inserted from ino n down to 2 (each chain then lists
 	 * its inos ascending). A node's bucket is a random write into a
