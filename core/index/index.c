@@ -155,9 +155,12 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 
 		p->nchildren++;
 	}
+	/* only a directory's word is a count of children: a file's is its
+	 * sparse map reference (the union of index.h) */
 	for (ino = 1; ino <= n; ino++) {
 		nodes[ino - 1].first_child = pos;
-		pos += nodes[ino - 1].nchildren;
+		if (nodes[ino - 1].type == WSNAP_TYPE_DIR)
+			pos += nodes[ino - 1].nchildren;
 	}
 	idx->children = malloc((n > 1 ? n - 1 : 1) * sizeof(uint32_t));
 	while (nb < n)

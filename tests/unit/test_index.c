@@ -317,6 +317,38 @@ static uint32_t ino_of(const struct wsnap_index *idx, const char *path)
 	return wsnap_index_lookup(idx, path, strlen(path));
 }
 
+/*
+ * A sparse file before a directory with entries: a file's node word is its
+ * sparse map reference, not a count of children (the union of index.h).
+ * The children table used to be laid out counting it, so the directory's
+ * entries were written past the table's end (found by fuzz_indexfile under
+ * ASan; this test fails there without the fix).
+ */
+static void test_index_sparse_file_before_directory(void **state)
+{
+	struct tm_member ms[] = {TM_FS("a", 100), TM_D("b"), TM_FS("b/c", 3),
+				 TM_FS("b/d", 3)};
+	const uint32_t *kids;
+	struct wsnap_index *idx;
+	uint32_t b, n;
+
+	ms[0].offset = SPARSE_OFF;
+	ms[0].sparse = runs;
+	ms[0].nsparse = 2;
+	idx = build_ok(ms, TM_N(ms));
+	b = ino_of(idx, "b");
+	assert_true(b != 0);
+	n = wsnap_index_children(idx, b, &kids);
+	assert_int_equal(n, 2);
+	assert_int_equal(kids[0], ino_of(idx, "b/c"));
+	assert_int_equal(kids[1], ino_of(idx, "b/d"));
+	n = wsnap_index_children(idx, WSNAP_ROOT_INO, &kids);
+	assert_int_equal(n, 2);
+	assert_int_equal(kids[0], ino_of(idx, "a"));
+	assert_int_equal(kids[1], b);
+	wsnap_index_free(idx);
+}
+
 static void test_index_extent_plain_and_sparse(void **state)
 {
 	int fd;
@@ -840,6 +872,7 @@ int main(void)
 		cmocka_unit_test(test_index_children_sorted),
 		cmocka_unit_test(test_index_lookup),
 		cmocka_unit_test(test_index_presented_metadata),
+		cmocka_unit_test(test_index_sparse_file_before_directory),
 		cmocka_unit_test(test_index_extent_plain_and_sparse),
 		cmocka_unit_test(test_index_pread),
 		cmocka_unit_test(test_index_data_check_after_truncate),
