@@ -10,7 +10,6 @@
  */
 #include "remote.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "chunks.h"
+#include "curl_dl.h"
 #include "fsutil.h"
 
 #define ETAG_MAX    256
@@ -40,10 +40,12 @@
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+static const char *curl_load_why; /* why libcurl could not be loaded */
 
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (wsnap_curl_load(&curl_load_why) == 0)
+		curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ---- targets ------------------------------------------------------------ */
@@ -374,6 +376,10 @@ static int target_init(struct target *t, const char *url,
 	memset(t, 0, sizeof(*t));
 	msg[0] = '\0';
 	pthread_once(&curl_once, curl_init);
+	if (curl_load_why) {
+		say(msg, "cannot load libcurl (%s)", curl_load_why);
+		return -ENOSYS;
+	}
 	if (curl_init_rc != CURLE_OK) {
 		say(msg, "cannot initialise libcurl");
 		return -ENOMEM;
