@@ -24,9 +24,12 @@
  *    libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
  *  - everything else: an "outer" libarchive reader (bzip2 and lz4
  *    filters, then the raw format; "none" for a plain pipe).
- * Only zero padding may follow a stream. The first chunk of input is read
- * before a decoder is chosen (the gzip, xz and zstd magics are looked for
- * in it); libarchive's read callback hands that chunk over first.
+ * What may follow a stream: zero padding after gzip, bzip2 and lz4 (see
+ * wsnap_decoder_finish), xz's own stream padding, nothing after zstd
+ * (doc/design.md, "Where a compressed stream ends"). The first chunk of
+ * input is read before a decoder is chosen (the gzip, xz and zstd magics
+ * are looked for in it); libarchive's read callback hands that chunk over
+ * first.
  *
  * Invariants:
  *  - the input is read in chunks into the reader's two alternating client
