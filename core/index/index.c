@@ -629,6 +629,7 @@ void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s)
 	if (idx->stream != s)
 		wsnap_stream_free(idx->stream);
 	idx->stream = s;
+	wsnap_index_digests_watch(idx);
 }
 
 int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
