@@ -464,6 +464,94 @@ static void test_chunks_budget(void **state)
 	(void)state;
 }
 
+/* A checker of what is fetched: counts, compares with the object,
+ * refuses the next refuse entries. */
+struct checker {
+	atomic_uint calls;
+	atomic_ullong bytes;
+	atomic_int refuse;
+};
+
+static int check_entry(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	struct checker *k = ctx;
+	int left = atomic_load(&k->refuse);
+
+	atomic_fetch_add(&k->calls, 1);
+	atomic_fetch_add(&k->bytes, len);
+	check_bytes(data, len, off);
+	if (left > 0 &&
+	    atomic_compare_exchange_strong(&k->refuse, &left, left - 1))
+		return -EIO;
+	return 0;
+}
+
+/* Every entry fetched is checked once, whole, read-ahead included. */
+static void test_chunks_check_all(void **state)
+{
+	static unsigned char buf[128 << 10];
+	struct checker k = {0};
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off;
+
+	fake_init(&f, (12ull << 20) + 777);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_entry, &k);
+	for (off = 0; off < f.size; off += sizeof(buf))
+		assert_true(wsnap_chunks_read(c, buf, sizeof(buf), off) > 0);
+	wsnap_chunks_free(c); /* joins the read-ahead */
+	assert_int_equal(atomic_load(&k.calls), atomic_load(&f.fetches));
+	assert_int_equal(atomic_load(&k.bytes), atomic_load(&f.bytes));
+	(void)state;
+}
+
+/* An entry the checker refuses is never served: the read (or fill) that
+ * waited for it fails, and the next one fetches again. */
+static void test_chunks_check_refused(void **state)
+{
+	unsigned char buf[100];
+	struct checker k = {0};
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 4 << 20);
+	atomic_store(&k.refuse, 2);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_entry, &k);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), -EIO);
+	assert_int_equal(wsnap_chunks_fill(c, 100, 5), -EIO);
+	assert_int_equal(atomic_load(&f.fetches), 2);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), 100);
+	check_bytes(buf, 100, 5);
+	assert_int_equal(atomic_load(&f.fetches), 3);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+/* A fill fetches (once) what a read then copies without fetching. */
+static void test_chunks_fill(void **state)
+{
+	static unsigned char buf[WSNAP_CHUNK];
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 8 << 20);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	assert_int_equal(wsnap_chunks_fill(c, WSNAP_CHUNK, 3 << 20), 0);
+	assert_int_equal(wsnap_chunks_fill(c, WSNAP_CHUNK, 3 << 20), 0);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	assert_int_equal(wsnap_chunks_read(c, buf, WSNAP_CHUNK, 3 << 20),
+			 WSNAP_CHUNK);
+	check_bytes(buf, WSNAP_CHUNK, 3 << 20);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +566,9 @@ int main(void)
 		cmocka_unit_test(test_chunks_sequential),
 		cmocka_unit_test(test_chunks_errors),
 		cmocka_unit_test(test_chunks_budget),
+		cmocka_unit_test(test_chunks_check_all),
+		cmocka_unit_test(test_chunks_check_refused),
+		cmocka_unit_test(test_chunks_fill),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
