@@ -43,7 +43,8 @@ struct entry {
 	int err;
 	unsigned refs;
 	uint64_t used;
-	bool consumed; /* a sequential read copied its last byte */
+	bool consumed;	  /* a sequential read copied its last byte */
+	unsigned partial; /* readers waiting for part of it */
 };
 
 struct wsnap_chunks {
@@ -221,7 +222,9 @@ static void filled_cb(void *p, size_t n)
 	pthread_mutex_lock(&f->c->lock);
 	if (n > f->e->filled && n <= f->e->len) {
 		f->e->filled = n;
-		pthread_cond_broadcast(&f->c->done);
+		/* only readers of part of it care before it is whole */
+		if (f->e->partial)
+			pthread_cond_broadcast(&f->c->done);
 	}
 	pthread_mutex_unlock(&f->c->lock);
 }
@@ -283,8 +286,12 @@ static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 
 		e->refs++;
 		e->used = ++c->tick;
+		if (!whole)
+			e->partial++;
 		while (e->state == E_FETCHING && (whole || e->filled < need))
 			pthread_cond_wait(&c->done, &c->lock);
+		if (!whole)
+			e->partial--;
 		if (e->state == E_FAILED)
 			rc = e->err;
 	} else {
