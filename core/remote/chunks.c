@@ -376,6 +376,12 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 		c->nthreads++;
 	if (c->nthreads == 0)
 		return;
+	/* whole chunks from q, where what is there ends: the pieces keep the
+	 * alignment of the entries before them (a sidecar's chunks, which
+	 * the check on fill hashes only when they lie whole in a piece) */
+	limit = q + (limit - q + WSNAP_CHUNK - 1) / WSNAP_CHUNK * WSNAP_CHUNK;
+	if (limit > c->size)
+		limit = c->size;
 	if (next > limit)
 		next = limit;
 	while (q < next && c->qn < QUEUE_MAX) {

@@ -531,6 +531,68 @@ static void test_chunks_check_refused(void **state)
 	(void)state;
 }
 
+/* Where the checker saw entries start and end. */
+struct aligned_checker {
+	atomic_uint calls;
+	atomic_uint cut; /* entries not on the chunk grid */
+	uint64_t size;
+	atomic_bool seen[32]; /* chunks seen whole */
+};
+
+static int check_aligned(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	struct aligned_checker *k = ctx;
+
+	uint64_t i;
+
+	atomic_fetch_add(&k->calls, 1);
+	if (off % WSNAP_CHUNK || (len % WSNAP_CHUNK && off + len != k->size))
+		atomic_fetch_add(&k->cut, 1);
+	for (i = (off + WSNAP_CHUNK - 1) / WSNAP_CHUNK;
+	     i < 32 && i * WSNAP_CHUNK < off + len; i++)
+		if ((i + 1) * WSNAP_CHUNK <= off + len || off + len == k->size)
+			atomic_store(&k->seen[i], true);
+	(void)data;
+	return 0;
+}
+
+/* Reads as a sidecar's check and the kernel make them (a fill of each
+ * 1 MiB chunk not seen whole yet, then reads of 256 KiB in it, which are
+ * the sequential reads once the read-ahead is ahead): every entry, read-ahead
+ * included, starts and ends on the grid of the first, so that the check
+ * on fill sees each chunk whole (issue 14: the read-ahead ended its last
+ * piece where the read ended plus the window, mid-chunk, and the pieces
+ * after it cut every chunk in two). */
+static void test_chunks_ahead_keeps_grid(void **state)
+{
+	static unsigned char buf[256 << 10];
+	struct aligned_checker k = {.size = (24ull << 20) + 4321};
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off, at;
+
+	fake_init(&f, k.size);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_aligned, &k);
+	for (off = 0; off < f.size; off += WSNAP_CHUNK) {
+		size_t n = f.size - off < WSNAP_CHUNK ? (size_t)(f.size - off)
+						      : WSNAP_CHUNK;
+
+		if (!atomic_load(&k.seen[off / WSNAP_CHUNK]))
+			assert_int_equal(wsnap_chunks_fill(c, n, off), 0);
+		for (at = off; at < off + n; at += sizeof(buf)) {
+			assert_true(wsnap_chunks_read(c, buf, sizeof(buf), at) >
+				    0);
+			check_bytes(buf, 16, at);
+		}
+	}
+	wsnap_chunks_free(c);
+	assert_true(atomic_load(&k.calls) > 0);
+	assert_int_equal(atomic_load(&k.cut), 0);
+	(void)state;
+}
+
 /* A fill fetches (once) what a read then copies without fetching. */
 static void test_chunks_fill(void **state)
 {
@@ -569,6 +631,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_check_all),
 		cmocka_unit_test(test_chunks_check_refused),
 		cmocka_unit_test(test_chunks_fill),
+		cmocka_unit_test(test_chunks_ahead_keeps_grid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
