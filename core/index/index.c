@@ -88,6 +88,7 @@ void wsnap_index_free(struct wsnap_index *idx)
 {
 	if (!idx)
 		return;
+	wsnap_index_digests_stop(idx->digests);
 	if (idx->data_fd >= 0)
 		close(idx->data_fd);
 	wsnap_stream_free(idx->stream);

@@ -101,6 +101,11 @@ wsnap_index_seek_table(const struct wsnap_index *idx);
  */
 void wsnap_index_digests_watch(struct wsnap_index *idx);
 
+/* Stops and joins the verify-ahead thread of d (sidecar.c), if one runs:
+ * before what it reads (the data descriptor, the stream) goes. NULL does
+ * nothing. */
+void wsnap_index_digests_stop(struct wsnap_index_digests *d);
+
 /* Frees a digest table (sidecar.c). NULL does nothing. */
 void wsnap_index_digests_free(struct wsnap_index_digests *d);
 

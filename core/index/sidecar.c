@@ -107,6 +107,37 @@ enum meta_field {
 #define VERIFY_STRIPES 64u
 #define VERIFY_BUFS    4u /* chunk buffers kept for reader-side hashing */
 
+/*
+ * Verify ahead, for data that is not checked on fill (a local archive):
+ * when a reader verifies the chunk after the last one verified of the
+ * same file, the next VERIFY_AHEAD chunks are queued for one background
+ * thread (started on first need, again in a forked child), which verifies
+ * them as a reader would (the same flights: a reader that gets there
+ * first waits for it, or takes the chunk itself), so that the reader
+ * mostly finds its chunk verified while the thread hashes the next.
+ */
+#define VERIFY_AHEAD 4u
+#define AHEAD_QMAX   8u
+
+struct ahead_job {
+	uint32_t ino;
+	uint64_t k;
+};
+
+struct verify_ahead {
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	const struct wsnap_index *idx;
+	struct ahead_job q[AHEAD_QMAX];
+	unsigned qhead, qn;
+	uint32_t last_ino;  /* the file of the last chunk a reader verified */
+	uint64_t last_k;    /* and that chunk */
+	uint64_t queued_to; /* chunks of last_ino before this are queued */
+	pthread_t thread;
+	bool running, stop;
+	pid_t pid;
+};
+
 struct verify_stripe {
 	pthread_mutex_t lock;
 	pthread_cond_t done;
@@ -131,6 +162,8 @@ struct wsnap_index_digests {
 	pthread_mutex_t bufs_lock;
 	unsigned char *bufs[VERIFY_BUFS];
 	unsigned nbufs;
+	struct verify_ahead ahead;
+	bool ahead_ready;
 };
 
 struct digest_span {
@@ -167,6 +200,11 @@ void wsnap_index_digests_free(struct wsnap_index_digests *d)
 {
 	if (!d)
 		return;
+	wsnap_index_digests_stop(d);
+	if (d->ahead_ready) {
+		pthread_mutex_destroy(&d->ahead.lock);
+		pthread_cond_destroy(&d->ahead.work);
+	}
 	if (d->stripes_ready) {
 		for (unsigned i = 0; i < VERIFY_STRIPES; i++) {
 			pthread_mutex_destroy(&d->stripes[i].lock);
@@ -204,6 +242,16 @@ static struct wsnap_index_digests *digests_new(void)
 	if (i == VERIFY_STRIPES) {
 		if (pthread_mutex_init(&d->bufs_lock, NULL) == 0) {
 			d->stripes_ready = true;
+			/* without it, no verify-ahead: reads hash by themselves
+			 */
+			if (pthread_mutex_init(&d->ahead.lock, NULL) == 0) {
+				if (pthread_cond_init(&d->ahead.work, NULL) ==
+				    0)
+					d->ahead_ready = true;
+				else
+					pthread_mutex_destroy(&d->ahead.lock);
+			}
+			d->ahead.pid = getpid();
 			return d;
 		}
 	}
@@ -511,6 +559,115 @@ static int verify_chunk(const struct wsnap_index *idx,
 	return rc;
 }
 
+static void *ahead_main(void *arg)
+{
+	struct wsnap_index_digests *d = arg;
+	struct verify_ahead *a = &d->ahead;
+	unsigned char *buf = NULL;
+	struct ahead_job j;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->stop && a->qn == 0)
+			pthread_cond_wait(&a->work, &a->lock);
+		if (a->stop)
+			break;
+		j = a->q[a->qhead];
+		a->qhead = (a->qhead + 1) % AHEAD_QMAX;
+		a->qn--;
+		pthread_mutex_unlock(&a->lock);
+		{
+			const struct wsnap_node *n =
+				wsnap_index_node(a->idx, j.ino);
+
+			/* an error is the reader's to meet, not ours */
+			(void)verify_chunk(a->idx, d, n, node_stored(a->idx, n),
+					   j.k, d->first[j.ino - 1] + j.k,
+					   &buf);
+		}
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	buf_put(d, buf);
+	return NULL;
+}
+
+/* A reader verified chunks up to kend of file ino (of chunks in all):
+ * queues the next ones when that continues the last such read. */
+static void ahead_note(const struct wsnap_index *idx,
+		       struct wsnap_index_digests *d, uint32_t ino, uint64_t k0,
+		       uint64_t kend, uint64_t chunks)
+{
+	struct verify_ahead *a = &d->ahead;
+	uint64_t k, to, mask, w, bit;
+	bool seq;
+
+	if (!d->ahead_ready)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->pid != getpid()) {
+		/* a forked child: the thread is the parent's */
+		a->running = false;
+		a->qn = 0;
+		a->pid = getpid();
+	}
+	/* near where the last read was (one chunk behind it too: reads the
+	 * kernel sent together arrive out of order) */
+	seq = ino == a->last_ino && k0 <= a->last_k + 1 &&
+	      kend + 1 >= a->last_k;
+	if (!seq) {
+		a->last_ino = ino;
+		a->last_k = kend;
+		a->queued_to = kend + 1;
+		goto out;
+	}
+	if (kend > a->last_k)
+		a->last_k = kend;
+	if (a->stop)
+		goto out;
+	if (!a->running) {
+		a->idx = idx;
+		if (pthread_create(&a->thread, NULL, ahead_main, d) != 0)
+			goto out;
+		a->running = true;
+	}
+	k = kend + 1 > a->queued_to ? kend + 1 : a->queued_to;
+	to = kend + 1 + VERIFY_AHEAD < chunks ? kend + 1 + VERIFY_AHEAD
+					      : chunks;
+	for (; k < to && a->qn < AHEAD_QMAX; k++) {
+		bit = d->first[ino - 1] + k;
+		mask = (uint64_t)1 << (bit % 64);
+		w = bit / 64;
+		if (!(atomic_load(&d->verified[w]) & mask)) {
+			a->q[(a->qhead + a->qn) % AHEAD_QMAX] =
+				(struct ahead_job){ino, k};
+			a->qn++;
+		}
+		a->queued_to = k + 1;
+	}
+	pthread_cond_signal(&a->work);
+out:
+	pthread_mutex_unlock(&a->lock);
+}
+
+void wsnap_index_digests_stop(struct wsnap_index_digests *d)
+{
+	struct verify_ahead *a = d ? &d->ahead : NULL;
+	bool join;
+
+	if (!d || !d->ahead_ready)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	a->qn = 0;
+	join = a->running && a->pid == getpid();
+	a->running = false;
+	pthread_cond_broadcast(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	if (join)
+		pthread_join(a->thread, NULL);
+}
+
 int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		       uint64_t phys, uint64_t len)
 {
@@ -535,6 +692,10 @@ int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 		rc = verify_chunk(idx, d, n, stored, k, d->first[ino - 1] + k,
 				  &buf);
 	buf_put(d, buf);
+	/* a stream that checks on fill reads ahead by itself */
+	if (rc == 0 && !d->spans)
+		ahead_note(idx, d, ino, s0 / WSNAP_SIDECAR_CHUNK, kend,
+			   chunks_of(stored));
 	return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -890,6 +891,69 @@ static void test_sidecar_verify_on_fill_wrong(void **state)
 	(void)state;
 }
 
+static unsigned task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Sequential reads of a local archive with its sidecar: a thread verifies
+ * the chunks ahead of the reader (started by the second read that
+ * continues the first, joined when the index is freed), each chunk still
+ * hashed once; a wrong chunk ahead is still EIO for the reader, and the
+ * chunks before it read. */
+static void test_sidecar_verify_ahead(void **state)
+{
+	static char buf[256u << 10];
+	struct wsnap_index *idx;
+	struct sc_fixture f;
+	struct wsnap_error err;
+	uint64_t blen = (5u << 20) / 2, off, n, doff;
+	unsigned before;
+	uint32_t ino;
+
+	sc_make(&f);
+	assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+			 WSNAP_OK);
+	ino = ino_of(idx, "dir/big");
+	doff = wsnap_index_node(idx, ino)->offset;
+	before = task_count();
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 4096, 0), 4096);
+	assert_int_equal(task_count(), before);
+	for (off = 4096; off < blen; off += n) {
+		n = blen - off < sizeof(buf) ? blen - off : sizeof(buf);
+		assert_int_equal(wsnap_index_pread(idx, ino, buf, n, off),
+				 (ssize_t)n);
+		assert_memory_equal(buf, f.tar + doff + off, n);
+		assert_int_equal(task_count(), before + 1);
+	}
+	assert_int_equal(wsnap_index_digest_reads(idx), 3);
+	wsnap_index_free(idx);
+	assert_int_equal(task_count(), before);
+
+	f.tar[doff + (2u << 20) + 9] ^= 0xff;
+	close(f.archive_fd);
+	f.archive_fd = ts_memfd(f.tar, f.tar_len);
+	assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+			 WSNAP_OK);
+	for (off = 0; off < (2u << 20); off += sizeof(buf))
+		assert_int_equal(
+			wsnap_index_pread(idx, ino, buf, sizeof(buf), off),
+			(ssize_t)sizeof(buf));
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 16, 2u << 20), -EIO);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 16, 2u << 20), -EIO);
+	wsnap_index_free(idx);
+	sc_free(&f);
+	(void)state;
+}
+
 /* Field k of member record i of a sidecar in b (and its section). */
 static unsigned char *rec_field(unsigned char *b, size_t len, size_t i, int k)
 {
@@ -1187,6 +1251,7 @@ int main(void)
 		cmocka_unit_test(test_sidecar_verify_threads),
 		cmocka_unit_test(test_sidecar_verify_on_fill),
 		cmocka_unit_test(test_sidecar_verify_on_fill_wrong),
+		cmocka_unit_test(test_sidecar_verify_ahead),
 		cmocka_unit_test(test_sidecar_lies),
 		cmocka_unit_test(test_sidecar_policy_again),
 		cmocka_unit_test(test_cache_dir_modes),
