@@ -855,6 +855,21 @@ static ssize_t remote_pread(struct wsnap_source *src, void *buf, size_t len,
 	return wsnap_chunks_read(r->chunks, buf, len, off);
 }
 
+static void remote_set_data_check(struct wsnap_source *src,
+				  wsnap_data_check_fn fn, void *ctx)
+{
+	wsnap_chunks_set_check(((struct remote *)src)->chunks, fn, ctx);
+}
+
+static int remote_fill(struct wsnap_source *src, size_t len, uint64_t off)
+{
+	struct remote *r = (struct remote *)src;
+
+	if (atomic_load(&r->changed))
+		return -EIO;
+	return wsnap_chunks_fill(r->chunks, len, off);
+}
+
 static int remote_check(struct wsnap_source *src)
 {
 	struct remote *r = (struct remote *)src;
@@ -881,6 +896,8 @@ static const struct wsnap_source_ops remote_ops = {
 	.pread = remote_pread,
 	.check = remote_check,
 	.destroy = remote_destroy,
+	.set_data_check = remote_set_data_check,
+	.fill = remote_fill,
 };
 
 bool wsnap_source_is_remote(const struct wsnap_source *src)
