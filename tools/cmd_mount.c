@@ -440,6 +440,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 	struct wsnap_index *idx = NULL;
 	enum wsnap_status status;
 	char *mountpoint = NULL, *source = NULL;
+	struct wsnap_store_later *later = NULL;
 	struct wsnap_fs_id made_id;
 	bool missing = false, made = false;
 	struct wsnap_fs fs;
@@ -482,22 +483,35 @@ int wsnap_cmd_mount(int argc, char **argv)
 					"cannot use cache_dir");
 		goto report;
 	}
+	/* in the background, a first mount's cache entry is written by the
+	 * daemon once the mount answers */
+	if (!a.foreground)
+		a.load.later = &later;
 	status = wsnap_load_index(a.archive, &a.policy, true, &a.load, &idx,
 				  &err);
 	if (status == WSNAP_OK && missing)
 		status = wsnap_mountpoint_make(mountpoint, &made_id, &err);
-	if (status != WSNAP_OK)
+	if (status != WSNAP_OK) {
+		if (later)
+			wsnap_store_later_run(later); /* as a load writes it */
 		goto report;
+	}
 	made = missing;
 	fs.idx = idx;
 
 	if (a.foreground) {
 		status = serve_foreground(se, &fs, &a, mountpoint, &err);
 	} else {
+		if (later) {
+			fs.later = wsnap_store_later_run;
+			fs.later_ctx = later;
+		}
 		status = wsnap_mount_background(se, &fs, mountpoint,
 						made ? &made_id : NULL, &err);
 		if (status == WSNAP_OK)
 			announce(&a, mountpoint, idx);
+		else if (later)
+			wsnap_store_later_run(later); /* no daemon wrote it */
 	}
 	se = NULL; /* destroyed by both */
 	/* in the foreground it is unmounted now; a mount that failed is
@@ -514,6 +528,7 @@ report:
 	if (se)
 		fuse_session_destroy(se);
 out:
+	wsnap_store_later_free(later);
 	wsnap_index_free(idx);
 	fuse_opt_free_args(&fargs);
 	free(mountpoint);
