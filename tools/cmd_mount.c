@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -340,6 +341,16 @@ static enum wsnap_status check_mountpoint(const char *path, char **abs,
 	return WSNAP_OK;
 }
 
+/*
+ * Blocks from this size up each in a mapping of its own, unmapped when
+ * freed. glibc otherwise raises its threshold at the first such free (up
+ * to 32 MiB), so that the validation pass's later tables come from the
+ * heap and what is freed there stays resident, adding to the command's
+ * peak (1,000,000 members: 120.6 MiB, 119.5-119.7 MiB with this; CPU the
+ * same within noise). The daemon keeps the same setting (serve.c).
+ */
+#define MOUNT_MMAP_THRESHOLD (128 * 1024)
+
 static const char hint_enotconn[] =
 	"the filesystem daemon of a mount there died; 'wsnap unmount' clears "
 	"it";
@@ -454,6 +465,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 		goto out;
 	}
 
+	mallopt(M_MMAP_THRESHOLD, MOUNT_MMAP_THRESHOLD);
 	wsnap_fs_init(&fs, NULL, a.uid, a.gid);
 	/* an archive that cannot be resolved is reported by its reading */
 	source = wsnap_mount_source(a.archive);
