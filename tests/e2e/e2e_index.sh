@@ -142,6 +142,13 @@ newmnt mfv
 expect_rc 0 "$W" mount -v "$work/first-v.tar" "$mnt"
 [ "$(entries)" -eq $((n + 1)) ] || fail "mount -v: no entry when it returned"
 expect_rc 0 "$W" unmount "$mnt"
+# a compressed archive's entry (its seek points) is written before too
+cp "$work/snap.tar.gz" "$work/first-gz.tar.gz"
+n=$(entries)
+newmnt mfgz
+expect_rc 0 "$W" mount "$work/first-gz.tar.gz" "$mnt"
+[ "$(entries)" -eq $((n + 1)) ] || fail "gzip mount: no entry when it returned"
+expect_rc 0 "$W" unmount "$mnt"
 # --no-cache: no entry, also not later
 cp "$work/snap.tar" "$work/first-n.tar"
 n=$(entries)
