@@ -40,6 +40,7 @@
 #ifndef WSNAP_FS_H
 #define WSNAP_FS_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -112,9 +113,23 @@ struct wsnap_fs {
 	 * atomics are enough: either answer is correct.
 	 */
 	atomic_bool plus_files;
+	/*
+	 * Work put off until the mount answers (wsnap mount: the index cache
+	 * entry of a first mount): when set, the INIT handler starts
+	 * later(later_ctx) on a thread of its own once readiness is
+	 * signalled (or runs it there when no thread can be started), and
+	 * wsnap_fs_later_join() waits for it. Set by the caller.
+	 */
+	void (*later)(void *ctx);
+	void *later_ctx;
+	pthread_t later_thread;
+	bool later_started;
 };
 
 #define WSNAP_FS_READY 'R'
+
+/* Waits for the work of fs->later if it was started (after the loop). */
+void wsnap_fs_later_join(struct wsnap_fs *fs);
 
 /* Fills fs: presented owner uid/gid, no readiness descriptor. */
 void wsnap_fs_init(struct wsnap_fs *fs, const struct wsnap_index *idx,

@@ -22,6 +22,36 @@ static struct wsnap_fs *fs_of(fuse_req_t req)
 	return fuse_req_userdata(req);
 }
 
+static void *later_main(void *arg)
+{
+	struct wsnap_fs *fs = arg;
+
+	fs->later(fs->later_ctx);
+	return NULL;
+}
+
+/* fs->later, once: on a thread, so that INIT is answered now. */
+static void later_start(struct wsnap_fs *fs)
+{
+	if (!fs->later || fs->later_started)
+		return;
+	if (pthread_create(&fs->later_thread, NULL, later_main, fs) == 0) {
+		fs->later_started = true;
+		return;
+	}
+	fs->later(fs->later_ctx); /* no thread: before the first request */
+	fs->later = NULL;
+}
+
+void wsnap_fs_later_join(struct wsnap_fs *fs)
+{
+	if (!fs->later_started)
+		return;
+	pthread_join(fs->later_thread, NULL);
+	fs->later_started = false;
+	fs->later = NULL;
+}
+
 static void ll_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct wsnap_fs *fs = userdata;
@@ -62,6 +92,7 @@ static void ll_init(void *userdata, struct fuse_conn_info *conn)
 		close(fs->ready_fd);
 		fs->ready_fd = -1;
 	}
+	later_start(fs);
 }
 
 static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)

@@ -395,6 +395,70 @@ static int cache_store(struct wsnap_cache *c, const char *name,
 	return rc;
 }
 
+struct wsnap_store_later {
+	struct wsnap_cache cache;
+	char name[WSNAP_INDEXFILE_NAME_LEN + 1];
+	struct wsnap_fileid id;
+	const struct wsnap_policy *policy;
+	const struct wsnap_index *idx;
+};
+
+/*
+ * Hands the entry of idx over to lo->later instead of writing it now:
+ * only for a plain local archive (its index holds no seek table, which
+ * reads of a compressed one's data may still be working on) and without
+ * -v (whose lines about the cache would have nowhere to go). Takes the
+ * cache directory over. False: store it now.
+ */
+static bool store_later(const struct wsnap_load_opts *lo, struct origin *o,
+			struct wsnap_cache *cache, const char *name,
+			const struct wsnap_index *idx,
+			const struct wsnap_fileid *id,
+			const struct wsnap_policy *policy)
+{
+	struct wsnap_index_stats is;
+	struct wsnap_store_later *s;
+
+	if (!lo->later || lo->verbose || o->remote)
+		return false;
+	wsnap_index_stats(idx, &is);
+	if (strcmp(is.compression, "none") != 0)
+		return false;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return false;
+	s->cache = *cache;
+	cache->dirfd = -1;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->id = *id;
+	s->policy = policy;
+	s->idx = idx;
+	wsnap_store_later_free(*lo->later);
+	*lo->later = s;
+	return true;
+}
+
+void wsnap_store_later_run(void *ctx)
+{
+	struct wsnap_store_later *s = ctx;
+	struct wsnap_error *e = malloc(sizeof(*e)); /* large */
+
+	if (!e)
+		return;
+	wsnap_error_clear(e);
+	(void)cache_store(&s->cache, s->name, s->idx, &s->id, s->policy, NULL,
+			  e);
+	free(e);
+}
+
+void wsnap_store_later_free(struct wsnap_store_later *s)
+{
+	if (!s)
+		return;
+	wsnap_cache_close(&s->cache);
+	free(s);
+}
+
 /* Whether o is still the archive id describes. */
 static bool origin_same(struct origin *o, const struct wsnap_fileid *id)
 {
@@ -424,6 +488,7 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 	struct wsnap_error *e2;
 	enum wsnap_status st;
 	int efd, rc = 0;
+	bool store;
 
 	/* the key is the identity once settled (fileid.h): a change made
 	 * after it was taken gives the archive another one; a remote
@@ -462,8 +527,14 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 				  err);
 		/* an archive that changed while it was read is not stored
 		 * under the identity it had before */
-		if (st == WSNAP_OK && cache.dirfd >= 0 && cache.max_bytes > 0 &&
-		    origin_same(o, &id) &&
+		store = st == WSNAP_OK && cache.dirfd >= 0 &&
+			cache.max_bytes > 0 && origin_same(o, &id);
+
+		/* or written by the caller later (lo->later) */
+		if (store && !strict)
+			store = !store_later(lo, o, &cache, name, idx, &id,
+					     policy);
+		if (store &&
 		    cache_store(&cache, name, idx, &id, policy, lo, e2) &&
 		    strict) {
 			*err = *e2;

@@ -105,7 +105,30 @@ struct wsnap_load_opts {
 	bool no_progress;  /* never a progress line */
 	/* a remote archive's (mount -o timeout=, cacert=, cache_size=) */
 	struct wsnap_remote_opts remote;
+	/*
+	 * Not an option: set by a caller that can write the index cache entry
+	 * later, off its critical path (wsnap mount, once the mount answers).
+	 * The entry a build of a plain local archive would write is then
+	 * handed back here instead (wsnap_store_later_run writes it), unless
+	 * -v asks for the cache's lines. Left NULL otherwise.
+	 */
+	struct wsnap_store_later **later;
 };
+
+/*
+ * An index cache entry put off (struct wsnap_load_opts, later): the cache
+ * directory, the entry's name and key, and the index it stores (borrowed,
+ * as the policy is: both must outlive it). Written as the load would have
+ * written it (a temporary file renamed over the name), nothing printed.
+ */
+struct wsnap_store_later;
+
+/* Writes the entry (ctx is the struct wsnap_store_later); failures are
+ * not reported: the cache is an optimisation. It stays to be freed. */
+void wsnap_store_later_run(void *ctx);
+
+/* Closes its cache directory and frees it. NULL does nothing. */
+void wsnap_store_later_free(struct wsnap_store_later *s);
 
 /* --no-cache and --index FILE, into a struct wsnap_load_opts. */
 extern const struct wsnap_option wsnap_load_options[];

@@ -10,7 +10,9 @@
  *        '<------- readiness pipe ----------  'R'   (or 'E' + the error)
  *
  * The parent returns WSNAP_OK after 'R', the child's error after 'E', and
- * an error of its own when the pipe closes with neither.
+ * an error of its own when the pipe closes with neither. The daemon runs
+ * fs->later (fs.h) once the mount answers, and waits for it before it
+ * exits.
  */
 #include "snapshot.h"
 
@@ -74,6 +76,8 @@ static void mount_child(struct fuse_session *se, struct wsnap_fs *fs,
 		}
 		close(fs->ready_fd);
 	}
+	/* the work put off until the mount answered ends first */
+	wsnap_fs_later_join(fs);
 	/* unmounted (by whomever): the directory made for it goes too */
 	if (made)
 		wsnap_mountpoint_remove(mountpoint, made);

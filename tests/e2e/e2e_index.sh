@@ -15,6 +15,18 @@ export WSNAP_CACHE_DIR=$work/cache
 entries() { { find "$WSNAP_CACHE_DIR" -maxdepth 1 -name '*.idx' 2>/dev/null ||
 	true; } | wc -l; }
 tmpfiles() { find "$WSNAP_CACHE_DIR" -maxdepth 1 -name '.tmp-*' | wc -l; }
+# wait_exit PID...: each process gone (a daemon exits once unmounted, after
+# it wrote the cache entry of a first mount); bounded, then a failure
+wait_exit() {
+	local p i
+	for p; do
+		for i in $(seq 600); do
+			kill -0 "$p" 2>/dev/null || continue 2
+			sleep 0.1
+		done
+		fail "process $p still running 60 s after its unmount"
+	done
+}
 
 python3 - "$work" <<'PY'
 import io, os, sys, tarfile
@@ -104,6 +116,48 @@ expect_rc 0 "$W" mount "$work/snap.tar.gz" "$mnt"
 expect_rc 0 "$W" unmount "$mnt"
 expect_rc 0 "$W" export "$work/snap.tar.gz" "$work/out-gz"
 [ "$(cat "$work/out-gz/dir/a.txt")" = version-1 ] || fail "export from cache"
+
+# ---- a first mount's entry: written by the daemon once the mount answers
+# (with -v before the command returns, so that -v can say what happened);
+# whole, and the same index as a fresh validation ----
+cp "$work/snap.tar" "$work/first.tar"
+n=$(entries)
+newmnt mf
+expect_rc 0 "$W" mount "$work/first.tar" "$mnt"
+[ "$(cat "$mnt/dir/a.txt")" = version-1 ] || fail "first mount: a.txt"
+d1=$(python3 "$helper" pid "$work/first.tar" "$mnt")
+expect_rc 0 "$W" unmount "$mnt"
+wait_exit "$d1"
+[ "$(entries)" -eq $((n + 1)) ] || fail "first mount: no cache entry"
+[ "$(tmpfiles)" -eq 0 ] || fail "first mount: temporary file left"
+expect_rc 0 "$W" check --no-cache -v --json "$work/first.tar" >"$work/fresh"
+cp "$work/stderr" "$work/fresh.err"
+expect_rc 0 "$W" check -v --json "$work/first.tar" >"$work/cached"
+cmp -s "$work/stderr" "$work/fresh.err" ||
+	fail "the daemon's entry was not used: $(cat "$work/stderr")"
+cmp -s "$work/fresh" "$work/cached" || fail "the daemon's entry differs"
+cp "$work/snap.tar" "$work/first-v.tar"
+n=$(entries)
+newmnt mfv
+expect_rc 0 "$W" mount -v "$work/first-v.tar" "$mnt"
+[ "$(entries)" -eq $((n + 1)) ] || fail "mount -v: no entry when it returned"
+expect_rc 0 "$W" unmount "$mnt"
+# a compressed archive's entry (its seek points) is written before too
+cp "$work/snap.tar.gz" "$work/first-gz.tar.gz"
+n=$(entries)
+newmnt mfgz
+expect_rc 0 "$W" mount "$work/first-gz.tar.gz" "$mnt"
+[ "$(entries)" -eq $((n + 1)) ] || fail "gzip mount: no entry when it returned"
+expect_rc 0 "$W" unmount "$mnt"
+# --no-cache: no entry, also not later
+cp "$work/snap.tar" "$work/first-n.tar"
+n=$(entries)
+newmnt mfn
+expect_rc 0 "$W" mount --no-cache "$work/first-n.tar" "$mnt"
+d1=$(python3 "$helper" pid "$work/first-n.tar" "$mnt")
+expect_rc 0 "$W" unmount "$mnt"
+wait_exit "$d1"
+[ "$(entries)" -eq "$n" ] || fail "mount --no-cache wrote an entry"
 
 # ---- rewritten in place, size and mtime put back: not the stale entry ----
 python3 - "$work/snap.tar" <<'PY'
@@ -221,8 +275,11 @@ for i in 2 3 4; do
 done
 [ "$(cat "$m1/d7/f2057")" = 2057 ] || fail "concurrent mount 1"
 [ "$(cat "$m2/d7/f2057")" = 2057 ] || fail "concurrent mount 2"
+d1=$(python3 "$helper" pid "$work/conc.tar" "$m1")
+d2=$(python3 "$helper" pid "$work/conc.tar" "$m2")
 expect_rc 0 "$W" unmount "$m1"
 expect_rc 0 "$W" unmount "$m2"
+wait_exit "$d1" "$d2"
 [ "$(entries)" -eq $((n + 1)) ] || fail "concurrent uses made $(entries) entries"
 [ "$(tmpfiles)" -eq 0 ] || fail "temporary files left in the cache"
 expect_rc 0 "$W" check -v "$work/conc.tar" >/dev/null
