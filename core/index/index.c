@@ -655,6 +655,12 @@ int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
 	return 0;
 }
 
+void wsnap_index_set_span_cache(struct wsnap_index *idx, size_t bytes)
+{
+	if (idx)
+		wsnap_stream_seek_set_cache(idx->stream, bytes);
+}
+
 const struct wsnap_seek_table *
 wsnap_index_seek_table(const struct wsnap_index *idx)
 {

@@ -215,6 +215,11 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 int wsnap_index_data_check(const struct wsnap_index *idx);
 bool wsnap_index_data_spilled(const struct wsnap_index *idx);
 
+/* The most decoded bytes the span cache of idx's data keeps, when it is a
+ * compressed archive read in place (0: the default, seek.h
+ * wsnap_seek_cache_default); does nothing for any other data. */
+void wsnap_index_set_span_cache(struct wsnap_index *idx, size_t bytes);
+
 /*
  * Data digests (an index built from a sidecar, indexfile.h): checks that
  * the stored bytes [phys, phys + len) of regular file ino, as the data

@@ -10,10 +10,14 @@
  *    others wanting that span wait on the condition) or ready, in the LRU
  *    list; a failed decode removes its entry, so a later read tries again
  *    and fails again, never serves other bytes;
- *  - held counts the decoded bytes of the ready entries; once it passes
- *    max, the least recently used entries that no reader holds are freed.
- *    Entries held by readers are never freed under them (refs), so the
- *    memory is max plus one span per thread reading at that moment;
+ *  - held counts the bytes of every entry, ready or being decoded (a
+ *    decode reserves its span's length before it allocates); whenever it
+ *    passes max, the least recently used ready entries that no reader
+ *    holds are freed. Entries held by readers are never freed under them
+ *    (refs), so the memory is max, or more only by the spans threads are
+ *    reading or decoding at that moment;
+ *  - a span's bytes are a mapping of their own (span_alloc), so that a
+ *    span dropped is memory given back, not a hole in the heap;
  *  - the source is checked on every read, also one served from the cache,
  *    before and after the bytes are copied: once the archive is not the
  *    one validated, every read is -EIO.
@@ -25,6 +29,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "frames.h"
 #include "gzip.h"
@@ -103,6 +108,20 @@ static void ss_remove(struct seek_stream *s, struct span *e)
 		*pp = e->hnext;
 }
 
+static unsigned char *span_alloc(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void span_free(unsigned char *p, size_t len)
+{
+	if (p)
+		munmap(p, len);
+}
+
 /* Frees the least recently used entries nobody holds while over max. */
 static void ss_evict(struct seek_stream *s)
 {
@@ -115,7 +134,7 @@ static void ss_evict(struct seek_stream *s)
 			lru_unlink(s, e);
 			ss_remove(s, e);
 			s->held -= e->len;
-			free(e->data);
+			span_free(e->data, e->len);
 			free(e);
 		}
 		e = prev;
@@ -156,26 +175,28 @@ static int ss_get(struct seek_stream *s, size_t idx, struct span **out)
 	e->idx = idx;
 	e->refs = 1;
 	*pp = e;
+	/* room first: the bound holds while the span is decoded */
+	len = (size_t)(wsnap_seek_span_end(t, idx) - t->points[idx].out);
+	s->held += len;
+	ss_evict(s);
 	pthread_mutex_unlock(&s->lock);
 
 	/* decoded without the lock: others wait for this span only */
-	len = (size_t)(wsnap_seek_span_end(t, idx) - t->points[idx].out);
-	buf = malloc(len);
+	buf = span_alloc(len);
 	rc = buf ? s->decode(t, idx, s->src, buf) : -ENOMEM;
 
 	pthread_mutex_lock(&s->lock);
 	if (rc) {
 		ss_remove(s, e);
+		s->held -= len;
 		free(e);
-		free(buf);
+		span_free(buf, len);
 	} else {
 		e->data = buf;
 		e->len = len;
 		e->ready = true;
 		lru_push(s, e);
-		s->held += len;
 		s->decoded++;
-		ss_evict(s);
 		*out = e;
 	}
 	pthread_cond_broadcast(&s->cond);
@@ -244,7 +265,7 @@ static void ss_destroy(struct wsnap_stream *st)
 	for (i = 0; i < SS_BUCKETS; i++)
 		for (e = s->hash[i]; e; e = next) {
 			next = e->hnext;
-			free(e->data);
+			span_free(e->data, e->len);
 			free(e);
 		}
 	pthread_cond_destroy(&s->cond);
@@ -259,6 +280,25 @@ static const struct wsnap_stream_ops seek_ops = {
 	.check = ss_check,
 	.destroy = ss_destroy,
 };
+
+size_t wsnap_seek_cache_default(const struct wsnap_seek_table *t)
+{
+	uint64_t longest = 0, share = t->stream_size / WSNAP_SEEK_CACHE_SHARE;
+	size_t i;
+
+	for (i = 0; i < t->n; i++) {
+		uint64_t len = wsnap_seek_span_end(t, i) - t->points[i].out;
+
+		if (len > longest)
+			longest = len;
+	}
+	/* spans are at most WSNAP_SEEK_SPAN_MAX: two fit any size_t */
+	if (share > WSNAP_SEEK_CACHE_DEFAULT)
+		share = WSNAP_SEEK_CACHE_DEFAULT;
+	if (share < 2 * longest)
+		share = 2 * longest;
+	return (size_t)share;
+}
 
 int wsnap_stream_seekable(struct wsnap_source *src, struct wsnap_seek_table *t,
 			  size_t cache_bytes, struct wsnap_stream **out)
@@ -283,11 +323,23 @@ int wsnap_stream_seekable(struct wsnap_source *src, struct wsnap_seek_table *t,
 	s->src = src;
 	s->t = t;
 	s->decode = seek_kinds[t->kind];
-	s->max = cache_bytes ? cache_bytes : WSNAP_SEEK_CACHE_DEFAULT;
+	s->max = cache_bytes ? cache_bytes : wsnap_seek_cache_default(t);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);
 	*out = &s->base;
 	return 0;
+}
+
+void wsnap_stream_seek_set_cache(struct wsnap_stream *st, size_t cache_bytes)
+{
+	struct seek_stream *s = (struct seek_stream *)st;
+
+	if (!st || st->ops != &seek_ops)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->max = cache_bytes ? cache_bytes : wsnap_seek_cache_default(s->t);
+	ss_evict(s);
+	pthread_mutex_unlock(&s->lock);
 }
 
 const struct wsnap_seek_table *

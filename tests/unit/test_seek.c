@@ -374,7 +374,7 @@ static struct wsnap_stream *fixture_stream(struct fixture *f, size_t cache)
 	memcpy(copy, f->t->windows, f->t->windows_len);
 	assert_int_equal(wsnap_seek_table_decode(pts, plen, copy,
 						 f->t->windows_len, f->glen,
-						 BIG, &t, &why),
+						 BIG, 0, &t, &why),
 			 0);
 	free(pts);
 	free(copy);
@@ -489,6 +489,80 @@ static void test_seek_stream_threads(void **state)
 			assert_true(st.cache_bytes <= WSNAP_SEEK_SPAN_MAX);
 		wsnap_stream_free(s);
 	}
+	fixture_release(&f);
+}
+
+/* The default span cache: 1% of the decoded size, at least two of the
+ * longest spans, at most 64 MiB; -o span_cache= sets it on a live stream. */
+static void test_seek_cache_default(void **state)
+{
+	const uint64_t sizes[3] = {1ull << 30, 2ull << 30, 10ull << 30};
+	struct wsnap_seek_table t;
+	size_t i, c;
+
+	for (c = 0; c < 3; c++) {
+		size_t want = (size_t)(sizes[c] / 100);
+
+		wsnap_seek_table_init(&t, WSNAP_SEEK_GZIP);
+		t.n = (size_t)(sizes[c] >> 22);
+		t.points = calloc(t.n, sizeof(*t.points));
+		assert_non_null(t.points);
+		for (i = 0; i < t.n; i++)
+			t.points[i].out = (uint64_t)i << 22;
+		t.stream_size = sizes[c];
+		if (want < (8u << 20))
+			want = 8u << 20;
+		if (want > WSNAP_SEEK_CACHE_DEFAULT)
+			want = WSNAP_SEEK_CACHE_DEFAULT;
+		assert_int_equal(wsnap_seek_cache_default(&t), want);
+		wsnap_seek_table_release(&t);
+	}
+}
+
+/* A table decoded with its windows borrowed reads them where they are
+ * and leaves them alone (ASan: no free of the caller's bytes); the cache
+ * bound set on a live stream drops what is over it at once. */
+static void test_seek_borrowed_windows(void **state)
+{
+	struct fixture f;
+	struct wsnap_stream *s;
+	struct wsnap_seek_table *t;
+	struct wsnap_seek_stats st;
+	unsigned char *pts, *win, *buf = malloc(BIG);
+	const char *why = NULL;
+	size_t plen, i;
+
+	fixture_make(&f);
+	pts = wsnap_seek_table_encode(f.t, &plen);
+	win = malloc(f.t->windows_len + 1);
+	assert_non_null(pts);
+	assert_non_null(win);
+	memcpy(win, f.t->windows, f.t->windows_len);
+	assert_int_equal(wsnap_seek_table_decode(
+				 pts, plen, win, f.t->windows_len, f.glen, BIG,
+				 WSNAP_SEEK_BORROW_WINDOWS, &t, &why),
+			 0);
+	assert_ptr_equal(t->windows, win);
+	assert_int_equal(
+		wsnap_stream_seekable(mem_source(f.gz, f.glen), t, 0, &s), 0);
+	for (i = 0; i < BIG; i += 1u << 20)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 1u << 20, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_true(st.cache_bytes > 0);
+	assert_true(st.cache_bytes <= wsnap_seek_cache_default(f.t));
+	wsnap_stream_seek_set_cache(s, 1);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.cache_bytes, 0);
+	/* still reads, one span at a time */
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, BIG - 4096), 0);
+	assert_memory_equal(buf, f.data + BIG - 4096, 4096);
+	wsnap_stream_free(s);
+	/* the windows are still the caller's */
+	assert_memory_equal(win, f.t->windows, f.t->windows_len);
+	free(win);
+	free(pts);
+	free(buf);
 	fixture_release(&f);
 }
 
@@ -731,7 +805,7 @@ static int stored_decode(const struct stored *s, uint64_t archive,
 	struct wsnap_seek_table *t = NULL;
 	const char *why = NULL;
 	int rc = wsnap_seek_table_decode(s->pts, s->plen, s->win, s->wlen,
-					 archive, stream, &t, &why);
+					 archive, stream, 0, &t, &why);
 
 	if (rc == 0)
 		wsnap_seek_table_free(t);
@@ -828,6 +902,8 @@ int main(void)
 		cmocka_unit_test(test_seek_points_recorded),
 		cmocka_unit_test(test_seek_stream_reads),
 		cmocka_unit_test(test_seek_stream_threads),
+		cmocka_unit_test(test_seek_cache_default),
+		cmocka_unit_test(test_seek_borrowed_windows),
 		cmocka_unit_test(test_seek_stream_eio),
 		cmocka_unit_test(test_seek_stream_file_changed),
 		cmocka_unit_test(test_seek_table_hostile),
