@@ -213,13 +213,13 @@ size_t wsnap_seek_cache_default(const struct wsnap_seek_table *t);
  * decoded spans shared by every thread (least recently used dropped first
  * once more than cache_bytes are held; 0: wsnap_seek_cache_default). A
  * span is decoded by one thread at a time, others wanting it wait; the
- * cache's lock is not held while decoding. Reads fail with -EIO when src
- * is no longer the object validated (checked on every read, also one
- * served from the cache), or when a span does not decode to exactly what
- * the table says (a decoder error, a gzip trailer that does not match, a
- * span shorter or longer than its points). Takes over src and t (freed on
- * failure too). Returns 0 and *out, -EINVAL (t's kind has no decoder, or
- * its sizes are not src's), or -ENOMEM.
+ * cache's lock is not held while decoding. Reads fail with -EIO when a
+ * span does not decode to exactly what the table says (a decoder error, a
+ * gzip trailer that does not match, a span shorter or longer than its
+ * points); whether src is still the object validated is the check's to
+ * say, which the caller asks before and after a read (stream.h). Takes over src
+ * and t (freed on failure too). Returns 0 and *out, -EINVAL (t's kind has no
+ * decoder, or its sizes are not src's), or -ENOMEM.
  */
 int wsnap_stream_seekable(struct wsnap_source *src, struct wsnap_seek_table *t,
 			  size_t cache_bytes, struct wsnap_stream **out);

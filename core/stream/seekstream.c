@@ -18,9 +18,10 @@
  *    reading or decoding at that moment;
  *  - a span's bytes are a mapping of their own (span_alloc), so that a
  *    span dropped is memory given back, not a hole in the heap;
- *  - the source is checked on every read, also one served from the cache,
- *    before and after the bytes are copied: once the archive is not the
- *    one validated, every read is -EIO.
+ *  - the source's identity is not checked here but by whoever serves the
+ *    bytes, before and after (stream.h; wsnap_index_pread): a span decoded
+ *    while the archive changed is either a decode error (-EIO, not cached)
+ *    or cached, and then never served, since every later check fails.
  */
 #include "seek.h"
 
@@ -233,9 +234,6 @@ static ssize_t ss_pread(struct wsnap_stream *st, void *buf, size_t len,
 		len = (size_t)(t->stream_size - off);
 	if (len > SSIZE_MAX)
 		len = SSIZE_MAX;
-	rc = ss_check(st);
-	if (rc)
-		return rc;
 	while (done < len) {
 		uint64_t at = off + done;
 		size_t i = wsnap_seek_table_find(t, at), n;
@@ -252,8 +250,7 @@ static ssize_t ss_pread(struct wsnap_stream *st, void *buf, size_t len,
 		ss_put(s, e);
 		done += n;
 	}
-	rc = ss_check(st);
-	return rc ? rc : (ssize_t)done;
+	return (ssize_t)done;
 }
 
 static void ss_destroy(struct wsnap_stream *st)
