@@ -237,6 +237,7 @@ wsnap_stream_seek_table(const struct wsnap_stream *s);
 struct wsnap_seek_stats {
 	uint64_t spans_decoded;
 	uint64_t cache_hits;
+	uint64_t spans_ahead; /* claimed for read-ahead (decoded by either) */
 	uint64_t cache_bytes; /* span bytes held or being decoded now */
 };
 void wsnap_stream_seek_stats(struct wsnap_stream *s,

@@ -437,13 +437,16 @@ static void *reader_thread(void *p)
 	struct reader_arg *a = p;
 	unsigned char *buf = malloc(1 << 20);
 	uint32_t x = a->seed;
+	uint64_t next = 0;
 	int i;
 
+	/* odd seeds read on from where they were (read-ahead), the others
+	 * at random */
 	for (i = 0; i < 60 && buf; i++) {
 		uint64_t off, len;
 
 		x = x * 1103515245u + 12345u;
-		off = x % BIG;
+		off = a->seed & 1 ? next % BIG : x % BIG;
 		x = x * 1103515245u + 12345u;
 		len = 1 + x % (1u << 20);
 		if (len > BIG - off)
@@ -451,13 +454,15 @@ static void *reader_thread(void *p)
 		if (wsnap_stream_read(a->s, buf, len, off) != 0 ||
 		    memcmp(buf, a->data + off, len) != 0)
 			a->bad++;
+		next = off + len;
 	}
 	free(buf);
 	return NULL;
 }
 
-/* Eight threads reading random ranges, with a cache that holds one span
- * (every read evicts) and with the default: every byte as the data. */
+/* Eight threads reading random ranges (half of them sequential runs, with
+ * read-ahead), with a cache that holds one span (every read evicts) and
+ * with the default: every byte as the data. */
 static void test_seek_stream_threads(void **state)
 {
 	const size_t caches[2] = {1, 0};
@@ -562,6 +567,50 @@ static void test_seek_borrowed_windows(void **state)
 	assert_memory_equal(win, f.t->windows, f.t->windows_len);
 	free(win);
 	free(pts);
+	free(buf);
+	fixture_release(&f);
+}
+
+/* A sequential reader gets the next span decoded ahead: every span after
+ * the first is claimed for read-ahead once and decoded once; reads at
+ * random offsets, and a bound too small for two spans, get none. */
+static void test_seek_read_ahead(void **state)
+{
+	struct fixture f;
+	struct wsnap_stream *s;
+	struct wsnap_seek_stats st;
+	unsigned char *buf = malloc(BIG);
+	size_t i;
+
+	fixture_make(&f);
+	assert_true(f.t->n >= 3);
+	s = fixture_stream(&f, 0);
+	for (i = 0; i < BIG; i += 65536)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 65536, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, f.t->n - 1);
+	assert_int_equal(st.spans_decoded, f.t->n);
+	assert_true(st.cache_bytes <= wsnap_seek_cache_default(f.t));
+	wsnap_stream_free(s);
+
+	/* far apart: not sequential */
+	s = fixture_stream(&f, 0);
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, BIG - 8192), 0);
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, 0), 0);
+	assert_memory_equal(buf, f.data, 4096);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, 0);
+	wsnap_stream_free(s);
+
+	/* a bound of one byte: only what readers hold, no read-ahead */
+	s = fixture_stream(&f, 1);
+	for (i = 0; i < BIG; i += 65536)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 65536, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, 0);
+	wsnap_stream_free(s);
 	free(buf);
 	fixture_release(&f);
 }
@@ -907,6 +956,7 @@ int main(void)
 		cmocka_unit_test(test_seek_stream_threads),
 		cmocka_unit_test(test_seek_cache_default),
 		cmocka_unit_test(test_seek_borrowed_windows),
+		cmocka_unit_test(test_seek_read_ahead),
 		cmocka_unit_test(test_seek_stream_eio),
 		cmocka_unit_test(test_seek_stream_file_changed),
 		cmocka_unit_test(test_seek_table_hostile),
