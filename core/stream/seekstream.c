@@ -16,10 +16,11 @@
  *    the previous one is sequential; it claims up to SS_AHEAD of the spans
  *    after its own for one read-ahead thread per stream (started on first
  *    use, stopped and joined by destroy), only while they fit in max
- *    beside what cannot be evicted (spans in use or being decoded): read-
- *    ahead never evicts a span in use, and under memory pressure (a
- *    bound of fewer than two spans, many readers) there is none. At most
- *    SS_AHEAD spans are queued at a time;
+ *    once spans outside [i, i + SS_AHEAD] that nobody holds are dropped
+ *    (ss_room_ahead): read-ahead never evicts the span read, one in use
+ *    or one decoded ahead, and under memory pressure (a bound of fewer
+ *    than two spans, many readers) there is none. At most SS_AHEAD spans
+ *    are queued at a time;
  *  - held counts the bytes of every entry, ready or being decoded (a
  *    decode reserves its span's length before it allocates); whenever it
  *    passes max, the least recently used ready entries that no reader
@@ -157,6 +158,15 @@ static size_t span_len(const struct seek_stream *s, size_t idx)
 	return (size_t)(wsnap_seek_span_end(s->t, idx) - s->t->points[idx].out);
 }
 
+static void ss_drop(struct seek_stream *s, struct span *e)
+{
+	lru_unlink(s, e);
+	ss_remove(s, e);
+	s->held -= e->len;
+	span_free(e->data, e->len);
+	free(e);
+}
+
 /* Frees the least recently used entries nobody holds while over max. */
 static void ss_evict(struct seek_stream *s)
 {
@@ -165,13 +175,8 @@ static void ss_evict(struct seek_stream *s)
 	while (e && s->held > s->max) {
 		struct span *prev = e->prev;
 
-		if (!e->refs) {
-			lru_unlink(s, e);
-			ss_remove(s, e);
-			s->held -= e->len;
-			span_free(e->data, e->len);
-			free(e);
-		}
+		if (!e->refs)
+			ss_drop(s, e);
 		e = prev;
 	}
 }
@@ -263,16 +268,24 @@ static void *ss_ahead_main(void *arg)
 	return NULL;
 }
 
-/* Bytes that eviction cannot free now: held by readers or not decoded. */
-static size_t ss_pinned(const struct seek_stream *s)
+/*
+ * Room for len more bytes beside a sequential reader at span i (lock
+ * held): drops, least recently used first, ready spans nobody holds that
+ * are outside [i, i + SS_AHEAD] (behind the reader, or elsewhere), never
+ * the one read nor those decoded ahead of it. Whether len now fits.
+ */
+static bool ss_room_ahead(struct seek_stream *s, size_t i, size_t len)
 {
-	size_t free_now = 0;
-	const struct span *e;
+	struct span *e = s->lru_tail;
 
-	for (e = s->lru_head; e; e = e->next)
-		if (!e->refs)
-			free_now += e->len;
-	return s->held - free_now;
+	while (e && s->held + len > s->max) {
+		struct span *prev = e->prev;
+
+		if (!e->refs && (e->idx < i || e->idx > i + SS_AHEAD))
+			ss_drop(s, e);
+		e = prev;
+	}
+	return s->held + len <= s->max;
 }
 
 /*
@@ -293,8 +306,7 @@ static void ss_ahead(struct seek_stream *s, size_t i)
 
 		if (*pp)
 			continue;
-		if (queued >= SS_AHEAD ||
-		    ss_pinned(s) + span_len(s, j) > s->max)
+		if (queued >= SS_AHEAD || !ss_room_ahead(s, i, span_len(s, j)))
 			break;
 		if (!s->ahead_started) {
 			if (pthread_create(&s->ahead_thread, NULL,
