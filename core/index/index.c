@@ -610,6 +610,7 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 	if (res) {
 		idx->stats.stream_bytes = res->stream_bytes;
 		idx->stats.input_bytes = res->input_bytes;
+		idx->stats.zstd_table = res->zstd_table;
 		if (res->compression)
 			idx->stats.compression = res->compression;
 	}

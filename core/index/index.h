@@ -84,6 +84,9 @@ struct wsnap_index_stats {
 	uint64_t stream_bytes; /* decompressed tar stream */
 	uint64_t input_bytes;  /* bytes read from the input */
 	const char *compression;
+	/* a zstd file's seekable-format table, as the build found it (not
+	 * kept in index files: NONE for a loaded index) */
+	enum wsnap_zstd_table zstd_table;
 };
 
 /*
