@@ -12,11 +12,11 @@
  *    span queued takes it from the queue and decodes it itself. A failed
  *    decode removes its entry, so a later read tries again and fails
  *    again, never serves other bytes;
- *  - read-ahead: a read that starts at most SS_SEQ_SLACK past the end of
- *    the previous one is sequential; it claims up to SS_AHEAD of the spans
- *    after its own for one read-ahead thread per stream (started on first
- *    use, stopped and joined by destroy), only while they fit in max
- *    once spans outside [i, i + SS_AHEAD] that nobody holds are dropped
+ *  - read-ahead: a read of SS_SEQ_LEN or more, or one that starts at most
+ *    SS_SEQ_SLACK past the end of the previous one, is sequential; it claims up
+ * to SS_AHEAD of the spans after its own for one read-ahead thread per stream
+ * (started on first use, stopped and joined by destroy), only while they fit in
+ * max once spans outside [i, i + SS_AHEAD] that nobody holds are dropped
  *    (ss_room_ahead): read-ahead never evicts the span read, one in use
  *    or one decoded ahead, and under memory pressure (a bound of fewer
  *    than two spans, many readers) there is none. At most SS_AHEAD spans
@@ -60,8 +60,12 @@ static const wsnap_seek_span_fn seek_kinds[WSNAP_SEEK_NKINDS] = {
 /* A read counts as sequential when it starts at most this far past where
  * the previous read of the stream ended, and not before that one began
  * (the kernel's read-ahead sends neighbouring requests at once, in any
- * order). */
+ * order), or when it is at least SS_SEQ_LEN long: the kernel asks that
+ * much only of a file read in large pieces or read ahead (dd bs=1M, cat),
+ * not for a small pread at a random offset, and waiting for the second
+ * request would leave the first span's decode without a second core. */
 #define SS_SEQ_SLACK (1u << 20)
+#define SS_SEQ_LEN   (64u << 10)
 
 enum span_state {
 	SPAN_QUEUED,   /* claimed for the read-ahead thread, not started */
@@ -335,8 +339,9 @@ static bool ss_sequential(struct seek_stream *s, uint64_t off, size_t len)
 	bool seq;
 
 	pthread_mutex_lock(&s->lock);
-	seq = s->last_end && off >= s->last_off &&
-	      off - s->last_off <= s->last_end - s->last_off + SS_SEQ_SLACK;
+	seq = len >= SS_SEQ_LEN ||
+	      (s->last_end && off >= s->last_off &&
+	       off - s->last_off <= s->last_end - s->last_off + SS_SEQ_SLACK);
 	s->last_off = off;
 	s->last_end = off + len;
 	pthread_mutex_unlock(&s->lock);
