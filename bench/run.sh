@@ -9,6 +9,8 @@
 #                [--workdir DIR] [--keep] [--reps N] [--timeout S]
 #                [--wsnap PATH]
 #
+# Section 3z is the compressed part of section 3 alone (tables 3g-3m: the
+# 1 GiB .tar.gz, .tar.zst and .tar.xz read in place).
 # One numbered section per job (2 check/list, 3 mount, 4 export, 5 diff/pack,
 # 7 hydrate, 8 diff as a patch, 9 remote snapshots from nginx over loopback,
 # 10 the 1,000,000-member snapshot: check, mount and remount, walks of a
@@ -63,8 +65,8 @@ done
 
 for s in ${SECTIONS//,/ }; do
 	case $s in
-	2 | 3 | 4 | 5 | 7 | 8 | 9 | 10) ;;
-	*) echo "run.sh: no section '$s' (2, 3, 4, 5, 7, 8, 9, 10)" >&2; exit 2 ;;
+	2 | 3 | 3z | 4 | 5 | 7 | 8 | 9 | 10) ;;
+	*) echo "run.sh: no section '$s' (2, 3, 3z, 4, 5, 7, 8, 9, 10)" >&2; exit 2 ;;
 	esac
 done
 want() { [[ ",$SECTIONS," == *",$1,"* ]]; }
@@ -460,6 +462,20 @@ ensure_small() { ensure small "$SMALL_P" build_small; }
 ensure_venv() { ensure venv "v1 packages=$VENV_PKGS" build_venv; }
 ensure_big() { ensure big "v1 mib=$BIG_MIB" build_big; }
 ensure_gz() { ensure_big && ensure gz "v1 mib=$BIG_MIB" build_gz; }
+# The same two members as big.tar.gz, made by wsnap pack: zstd frames and xz
+# blocks of 4 MiB, so that both are read in place (cli.md "Compressed
+# archives"). Tied to the wsnap that made them.
+build_zx() {
+	local t=$DATA/bigzx
+	rm -rf "$t" "$DATA/big.tar.zst" "$DATA/big.tar.xz"
+	mkdir -p "$t" &&
+		ln -f "$DATA/big/big.bin" "$t/big.bin" &&
+		cp -p "$DATA/extra/last.txt" "$t/last.txt" &&
+		touch -d @1767225600 "$t" &&
+		"$WSNAP" pack -q "$t" "$DATA/big.tar.zst" &&
+		"$WSNAP" pack -q "$t" "$DATA/big.tar.xz"
+}
+ensure_zx() { ensure_gz && ensure zx "v1 mib=$BIG_MIB" build_zx; }
 
 warm() { # reads files or trees once so that the page cache holds them
 	local p
@@ -815,6 +831,22 @@ sec3() {
 	tbl_row m3.catplain "cat of the plain copy (page cache)" "ratio_ge:0.5:wsnap <= 2x plain cat"
 	tbl_end
 
+	sec3z
+}
+
+sec3z_alone() {
+	out ""
+	out "## 3z. compressed archives read in place (section 3's tables 3g-3l alone)"
+	out ""
+	out "Page cache warm for the archives; every round mounts afresh. Peak MiB = the FUSE daemon's VmHWM."
+	sec3z
+}
+
+# Section 3's compressed archives (3g-3l), also alone as section 3z.
+sec3z() {
+	local r tool z
+	ensure_zx
+	warm "$DATA/big.tar.gz" "$DATA/big.tar.zst" "$DATA/big.tar.xz"
 	# wsnap-first: --no-cache, the validation pass every time; wsnap: a
 	# remount, its index (and seek points) from the cache entry made here
 	"$WSNAP" index "$DATA/big.tar.gz" >/dev/null 2>&1 || true
@@ -845,6 +877,30 @@ sec3() {
 	tbl_row m3.gzrand.wsnap "wsnap (remount)"
 	tbl_row m3.gzrand.archivemount "archivemount"
 	tbl_end "(3h, 3i and 3j run in this order on the mount of 3g; peaks are the daemon's.)"
+
+	# the same members as .tar.zst and .tar.xz (wsnap pack): first mount,
+	# remount, 10 MiB at the offset
+	for z in zst xz; do
+		"$WSNAP" index "$DATA/big.tar.$z" >/dev/null 2>&1 || true
+		for r in $(seq "$REPS"); do
+			for tool in wsnap-first wsnap; do
+				mount_series $tool "$r" "$DATA/big.tar.$z" 2 \
+					"m3.${z}mount" "m3.${z}off=step_gzoff"
+			done
+		done
+	done
+	tbl_begin "3k. ${BIG_MIB} MiB .tar.zst ($(mib "$DATA/big.tar.zst"), wsnap pack: 4 MiB frames): mount until ls answers; read in place"
+	tbl_row m3.zstmount.wsnap-first "wsnap mount --no-cache + ls (first mount)"
+	tbl_row m3.zstmount.wsnap "wsnap mount + ls (remount, index cache)"
+	tbl_row m3.zstoff.wsnap-first "wsnap, $LEN_MIB MiB at offset $OFF_MIB MiB (first mount)"
+	tbl_row m3.zstoff.wsnap "wsnap, $LEN_MIB MiB at offset $OFF_MIB MiB (remount)"
+	tbl_end
+	tbl_begin "3l. ${BIG_MIB} MiB .tar.xz ($(mib "$DATA/big.tar.xz"), wsnap pack: 4 MiB blocks): mount until ls answers; read in place"
+	tbl_row m3.xzmount.wsnap-first "wsnap mount --no-cache + ls (first mount)"
+	tbl_row m3.xzmount.wsnap "wsnap mount + ls (remount, index cache)"
+	tbl_row m3.xzoff.wsnap-first "wsnap, $LEN_MIB MiB at offset $OFF_MIB MiB (first mount)"
+	tbl_row m3.xzoff.wsnap "wsnap, $LEN_MIB MiB at offset $OFF_MIB MiB (remount)"
+	tbl_end "(The offset read runs on the mount of the row above it; peaks are the daemon's.)"
 }
 
 # ---------------------------------------------------------- section 4
@@ -1515,6 +1571,7 @@ T_START=$SECONDS
 machine
 want 2 && sec2
 want 3 && sec3
+want 3z && ! want 3 && sec3z_alone
 want 4 && sec4
 want 5 && sec5
 want 7 && sec7

@@ -95,7 +95,7 @@ static int load(const unsigned char *pts, size_t plen, const unsigned char *win,
 {
 	const char *why = NULL;
 	int rc = wsnap_seek_table_decode(pts, plen, win, wlen, archive, stream,
-					 t, &why);
+					 0, t, &why);
 
 	if (rc == 0)
 		check_table(*t, archive);

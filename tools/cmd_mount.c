@@ -45,9 +45,10 @@ struct mount_args {
 	bool foreground;
 	uid_t uid;
 	gid_t gid;
-	char *cache_dir; /* -o cache_dir=, owned */
-	char *cacert;	 /* -o cacert=, owned */
-	char *fuse_opts; /* the other -o options, comma-joined, owned */
+	char *cache_dir;     /* -o cache_dir=, owned */
+	char *cacert;	     /* -o cacert=, owned */
+	uint64_t span_cache; /* -o span_cache=, 0: the default */
+	char *fuse_opts;     /* the other -o options, comma-joined, owned */
 	size_t fuse_opts_len;
 	size_t fuse_opts_cap;
 	struct wsnap_option_list o; /* the -o arguments */
@@ -69,6 +70,9 @@ static const struct wsnap_option mount_options[] = {
 		       "unpacked (default $TMPDIR or /tmp)\n"
 		       "  cache_size=N   a remote archive's chunk cache, bytes "
 		       "(K, M, G; default 256M)\n"
+		       "  span_cache=N   decoded spans a compressed archive "
+		       "read in place keeps, bytes (K, M, G; default 1% of "
+		       "its decoded size, 2 spans to 64M)\n"
 		       "  timeout=S      a remote archive's request timeout, "
 		       "seconds (default 30)\n"
 		       "  cacert=FILE    the CA certificates of a remote "
@@ -188,8 +192,8 @@ static char *opt_value(const char *v, size_t len)
 
 /*
  * One -o argument: split at commas not escaped by '\' (libfuse's rule);
- * uid=, gid=, cache_dir=, cacert=, cache_size= and timeout= are ours, the
- * rest goes to libfuse. Returns 0, or 2 after printing a usage error.
+ * uid=, gid=, cache_dir=, cacert=, cache_size=, span_cache= and timeout= are
+ * ours, the rest goes to libfuse. Returns 0, or 2 after printing a usage error.
  */
 static int parse_o(struct mount_args *a, const char *arg)
 {
@@ -242,8 +246,9 @@ static int parse_o(struct mount_args *a, const char *arg)
 			a->cacert = val;
 			a->load.remote.cacert = val;
 		} else if ((len > 11 && strncmp(s, "cache_size=", 11) == 0) ||
+			   (len > 11 && strncmp(s, "span_cache=", 11) == 0) ||
 			   (len > 8 && strncmp(s, "timeout=", 8) == 0)) {
-			bool size = s[1] == 'a';
+			bool size = s[0] != 't';
 			uint64_t v;
 
 			val = opt_value(s + (size ? 11 : 8),
@@ -258,7 +263,9 @@ static int parse_o(struct mount_args *a, const char *arg)
 					     : "seconds, 1 to 3600");
 			}
 			free(val);
-			if (size)
+			if (s[0] == 's')
+				a->span_cache = v;
+			else if (size)
 				a->load.remote.cache_bytes = v;
 			else
 				a->load.remote.timeout_s = (unsigned)v;
@@ -509,6 +516,7 @@ int wsnap_cmd_mount(int argc, char **argv)
 		goto report;
 	}
 	made = missing;
+	wsnap_index_set_span_cache(idx, (size_t)a.span_cache);
 	fs.idx = idx;
 
 	if (a.foreground) {

@@ -156,6 +156,23 @@ static void say_entry(const struct wsnap_load_opts *lo, const char *name,
 	fputc('\n', stderr);
 }
 
+/* -v: what the build of idx found worth saying (a zstd seek table it did
+ * not use). */
+static void say_build(const struct wsnap_load_opts *lo,
+		      const struct wsnap_index *idx)
+{
+	struct wsnap_index_stats is;
+
+	if (!lo->verbose || !idx)
+		return;
+	wsnap_index_stats(idx, &is);
+	if (is.zstd_table == WSNAP_ZSTD_TABLE_IGNORED)
+		fputs("wsnap: zstd seek table ignored (it breaks the format or "
+		      "disagrees with the frames decoded, which are used "
+		      "instead)\n",
+		      stderr);
+}
+
 /*
  * Where an archive's bytes come from: a local file (fd), or a remote object
  * (src, remote.h) read through the network. An index built or loaded for
@@ -525,6 +542,7 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 	} else {
 		st = origin_build(o, policy, keep_data, !lo->no_progress, &idx,
 				  err);
+		say_build(lo, st == WSNAP_OK ? idx : NULL);
 		/* an archive that changed while it was read is not stored
 		 * under the identity it had before */
 		store = st == WSNAP_OK && cache.dirfd >= 0 &&
@@ -647,9 +665,13 @@ wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 		return load_sidecar(&o, sfd, slabel, policy, keep_data, out,
 				    err);
 	}
-	if (lo->no_cache)
-		return build_fresh(fd, path, policy, keep_data,
-				   !lo->no_progress, out, err);
+	if (lo->no_cache) {
+		enum wsnap_status st = build_fresh(fd, path, policy, keep_data,
+						   !lo->no_progress, out, err);
+
+		say_build(lo, *out);
+		return st;
+	}
 	return through_cache(&o, policy, keep_data, lo, false, out, err);
 }
 

@@ -611,6 +611,7 @@ void wsnap_index_attach_data(struct wsnap_index *idx, int fd,
 	if (res) {
 		idx->stats.stream_bytes = res->stream_bytes;
 		idx->stats.input_bytes = res->input_bytes;
+		idx->stats.zstd_table = res->zstd_table;
 		if (res->compression)
 			idx->stats.compression = res->compression;
 	}
@@ -655,6 +656,12 @@ int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
 		return rc;
 	wsnap_index_attach_stream(idx, s);
 	return 0;
+}
+
+void wsnap_index_set_span_cache(struct wsnap_index *idx, size_t bytes)
+{
+	if (idx)
+		wsnap_stream_seek_set_cache(idx->stream, bytes);
 }
 
 const struct wsnap_seek_table *

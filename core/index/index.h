@@ -84,6 +84,9 @@ struct wsnap_index_stats {
 	uint64_t stream_bytes; /* decompressed tar stream */
 	uint64_t input_bytes;  /* bytes read from the input */
 	const char *compression;
+	/* a zstd file's seekable-format table, as the build found it (not
+	 * kept in index files: NONE for a loaded index) */
+	enum wsnap_zstd_table zstd_table;
 };
 
 /*
@@ -214,6 +217,11 @@ ssize_t wsnap_index_pread(const struct wsnap_index *idx, uint32_t ino,
 			  void *buf, size_t len, uint64_t off);
 int wsnap_index_data_check(const struct wsnap_index *idx);
 bool wsnap_index_data_spilled(const struct wsnap_index *idx);
+
+/* The most decoded bytes the span cache of idx's data keeps, when it is a
+ * compressed archive read in place (0: the default, seek.h
+ * wsnap_seek_cache_default); does nothing for any other data. */
+void wsnap_index_set_span_cache(struct wsnap_index *idx, size_t bytes);
 
 /*
  * Data digests (an index built from a sidecar, indexfile.h): checks that

@@ -596,8 +596,8 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 			goto bad;
 	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
 		goto bad;
-	if (wsnap_ixf_seek_load(&v, (uint64_t)id->size, idx->stats.stream_bytes,
-				&idx->seek, &why) != 0)
+	if (wsnap_ixf_seek_map(&v, (uint64_t)id->size, idx->stats.stream_bytes,
+			       &idx->seek, &why) != 0)
 		goto bad;
 	idx->stats.memory_bytes = sizeof(*idx) + idx->map_len;
 	*out = idx;

@@ -325,9 +325,9 @@ unsigned char *ixf_policy_bytes(const struct wsnap_policy *p, size_t *len)
 	return b;
 }
 
-int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
-			uint64_t stream_size, struct wsnap_seek_table **out,
-			const char **why)
+static int seek_load(const struct ixf_view *v, uint64_t archive_size,
+		     uint64_t stream_size, unsigned flags,
+		     struct wsnap_seek_table **out, const char **why)
 {
 	const struct ixf_section *ps = ixf_find(v, IXF_SEEK);
 	const struct ixf_section *ws = ixf_find(v, IXF_SEEK_WINDOWS);
@@ -340,10 +340,25 @@ int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
 		*why = "seek table incomplete";
 		return -1;
 	}
-	rc = wsnap_seek_table_decode(ixf_data(v, ps), (size_t)ps->length,
-				     ixf_data(v, ws), (size_t)ws->length,
-				     archive_size, stream_size, out, why);
+	rc = wsnap_seek_table_decode(
+		ixf_data(v, ps), (size_t)ps->length, ixf_data(v, ws),
+		(size_t)ws->length, archive_size, stream_size, flags, out, why);
 	if (rc == -ENOMEM)
 		*why = "out of memory";
 	return rc ? -1 : 0;
+}
+
+int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
+			uint64_t stream_size, struct wsnap_seek_table **out,
+			const char **why)
+{
+	return seek_load(v, archive_size, stream_size, 0, out, why);
+}
+
+int wsnap_ixf_seek_map(const struct ixf_view *v, uint64_t archive_size,
+		       uint64_t stream_size, struct wsnap_seek_table **out,
+		       const char **why)
+{
+	return seek_load(v, archive_size, stream_size,
+			 WSNAP_SEEK_BORROW_WINDOWS, out, why);
 }

@@ -184,6 +184,12 @@ struct wsnap_seek_table;
 int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
 			uint64_t stream_size, struct wsnap_seek_table **out,
 			const char **why);
+/* The same, the table's windows left in v's bytes, not copied
+ * (WSNAP_SEEK_BORROW_WINDOWS): for a mapped file that outlives the table
+ * (a cache entry, whose index frees its stream before its mapping). */
+int wsnap_ixf_seek_map(const struct ixf_view *v, uint64_t archive_size,
+		       uint64_t stream_size, struct wsnap_seek_table **out,
+		       const char **why);
 
 /*
  * Recomputes every checksum of the container in buf[0..len) in place (for

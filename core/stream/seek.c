@@ -74,7 +74,8 @@ void wsnap_seek_table_release(struct wsnap_seek_table *t)
 	uint32_t kind = t->kind;
 
 	free(t->points);
-	free(t->windows);
+	if (!t->windows_borrowed)
+		free(t->windows);
 	wsnap_seek_table_init(t, kind);
 }
 
@@ -243,7 +244,8 @@ static int refuse(const char **why, const char *what)
 int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 			    const unsigned char *win, size_t win_len,
 			    uint64_t archive_size, uint64_t stream_size,
-			    struct wsnap_seek_table **out, const char **why)
+			    unsigned flags, struct wsnap_seek_table **out,
+			    const char **why)
 {
 	struct wsnap_seek_table *t;
 	uint64_t kind, n, wbytes, next_win = 0;
@@ -271,13 +273,19 @@ int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 	t->in_size = ixf_get64(pts + 16);
 	t->stream_size = stream_size;
 	t->points = malloc((size_t)n * sizeof(*t->points));
-	t->windows = malloc(wbytes ? (size_t)wbytes : 1);
+	if (flags & WSNAP_SEEK_BORROW_WINDOWS) {
+		/* read only: the table is never added to */
+		t->windows = (unsigned char *)win;
+		t->windows_borrowed = true;
+	} else {
+		t->windows = malloc(wbytes ? (size_t)wbytes : 1);
+	}
 	if (!t->points || !t->windows) {
 		wsnap_seek_table_free(t);
 		return -ENOMEM;
 	}
 	t->cap = (size_t)n;
-	if (wbytes)
+	if (wbytes && !t->windows_borrowed)
 		memcpy(t->windows, win, (size_t)wbytes);
 	t->windows_len = t->windows_cap = (size_t)wbytes;
 	for (i = 0; i < n; i++) {

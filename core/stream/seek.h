@@ -72,8 +72,11 @@ enum wsnap_seek_kind {
 #define WSNAP_SEEK_WINDOW_MAX 32768u
 /* Most bytes one stored window may take (deflate of 32 KiB, worst case). */
 #define WSNAP_SEEK_WINDOW_STORED_MAX (WSNAP_SEEK_WINDOW_MAX + 1024u)
-/* Default bound of a seekable stream's span cache (decoded bytes). */
+/* Most a seekable stream's span cache keeps by default (decoded bytes):
+ * see wsnap_seek_cache_default. */
 #define WSNAP_SEEK_CACHE_DEFAULT (64u << 20)
+/* The default's share of the decoded stream: 1 / this. */
+#define WSNAP_SEEK_CACHE_SHARE 100u
 
 enum wsnap_seek_point_flags {
 	/* a gzip member, xz block or zstd frame starts here */
@@ -103,6 +106,9 @@ struct wsnap_seek_table {
 	size_t n, cap;
 	unsigned char *windows; /* the stored windows, back to back */
 	size_t windows_len, windows_cap;
+	/* windows are someone else's (an index file's mapping, which outlives
+	 * the table): never written nor freed through the table */
+	bool windows_borrowed;
 };
 
 /* ---- building a table (the validation pass) ---------------------------- */
@@ -170,37 +176,57 @@ static inline uint64_t wsnap_seek_span_end(const struct wsnap_seek_table *t,
 unsigned char *wsnap_seek_table_encode(const struct wsnap_seek_table *t,
 				       size_t *len);
 
+enum wsnap_seek_decode_flags {
+	/* the table's windows are win itself, not a copy: the caller keeps
+	 * those bytes unchanged until the table is freed (a mapped index
+	 * file, whose pages are then read only for the spans decoded) */
+	WSNAP_SEEK_BORROW_WINDOWS = 1 << 0,
+};
+
 /*
  * Parses and checks a stored table (hostile input): every invariant at the
  * top of this file, against archive_size (the compressed object's size)
  * and stream_size (the decoded stream's size as the index records it);
  * counts are bounded by the section sizes before anything is allocated.
- * Returns 0 and a malloc'd *out, -EINVAL with *why (a static string)
- * saying what is wrong, or -ENOMEM.
+ * flags: enum wsnap_seek_decode_flags. Returns 0 and a malloc'd *out,
+ * -EINVAL with *why (a static string) saying what is wrong, or -ENOMEM.
  */
 int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 			    const unsigned char *win, size_t win_len,
 			    uint64_t archive_size, uint64_t stream_size,
-			    struct wsnap_seek_table **out, const char **why);
+			    unsigned flags, struct wsnap_seek_table **out,
+			    const char **why);
 
 /* ---- the seekable stream ------------------------------------------------ */
+
+/*
+ * The span cache a stream over t keeps when not told: 1 /
+ * WSNAP_SEEK_CACHE_SHARE of the decoded size, at least two of t's longest
+ * spans (the one read and the one decoded ahead), at most
+ * WSNAP_SEEK_CACHE_DEFAULT unless two spans need more.
+ */
+size_t wsnap_seek_cache_default(const struct wsnap_seek_table *t);
 
 /*
  * A stream (stream.h) of the decoded bytes of src through table t: a read
  * decodes the spans it touches, each from its point, through a cache of
  * decoded spans shared by every thread (least recently used dropped first
- * once more than cache_bytes are held; 0: WSNAP_SEEK_CACHE_DEFAULT). A
+ * once more than cache_bytes are held; 0: wsnap_seek_cache_default). A
  * span is decoded by one thread at a time, others wanting it wait; the
- * cache's lock is not held while decoding. Reads fail with -EIO when src
- * is no longer the object validated (checked on every read, also one
- * served from the cache), or when a span does not decode to exactly what
- * the table says (a decoder error, a gzip trailer that does not match, a
- * span shorter or longer than its points). Takes over src and t (freed on
- * failure too). Returns 0 and *out, -EINVAL (t's kind has no decoder, or
- * its sizes are not src's), or -ENOMEM.
+ * cache's lock is not held while decoding. Reads fail with -EIO when a
+ * span does not decode to exactly what the table says (a decoder error, a
+ * gzip trailer that does not match, a span shorter or longer than its
+ * points); whether src is still the object validated is the check's to
+ * say, which the caller asks before and after a read (stream.h). Takes over src
+ * and t (freed on failure too). Returns 0 and *out, -EINVAL (t's kind has no
+ * decoder, or its sizes are not src's), or -ENOMEM.
  */
 int wsnap_stream_seekable(struct wsnap_source *src, struct wsnap_seek_table *t,
 			  size_t cache_bytes, struct wsnap_stream **out);
+
+/* Sets the span cache bound of seekable stream s (0: the default), and
+ * drops what is over it; does nothing to any other stream. */
+void wsnap_stream_seek_set_cache(struct wsnap_stream *s, size_t cache_bytes);
 
 /* The seek table of a seekable stream, NULL for any other stream. */
 const struct wsnap_seek_table *
@@ -211,7 +237,8 @@ wsnap_stream_seek_table(const struct wsnap_stream *s);
 struct wsnap_seek_stats {
 	uint64_t spans_decoded;
 	uint64_t cache_hits;
-	uint64_t cache_bytes; /* decoded bytes held now */
+	uint64_t spans_ahead; /* claimed for read-ahead (decoded by either) */
+	uint64_t cache_bytes; /* span bytes held or being decoded now */
 };
 void wsnap_stream_seek_stats(struct wsnap_stream *s,
 			     struct wsnap_seek_stats *st);

@@ -17,10 +17,18 @@
  * Contract of every implementation:
  *  - pread is safe from any number of threads at once;
  *  - pread returns the bytes read (fewer than asked only at the end of the
- *    object or stream, 0 at or past it) or a negative errno; -EIO when the
- *    object is no longer the version validated, never other bytes;
+ *    object or stream, 0 at or past it) or a negative errno;
  *  - check returns 0 while the object is the version validated, -EIO once
- *    it is not (or -errno when that cannot be told);
+ *    it is not (or -errno when that cannot be told); once it has said -EIO
+ *    it never says 0 again (a file's identity includes its ctime);
+ *  - identity is checked in one layer, by whoever serves the bytes: check
+ *    before and after they are read (wsnap_index_pread does, for every
+ *    FUSE read, hydrate and export). pread itself need not check (a local
+ *    file's does not: one fstat per read was four or five per FUSE read
+ *    through seek points), so bytes read while the object changed may be
+ *    wrong, and the check after the read is what makes them -EIO. A
+ *    decoded span cached from such bytes is never served either: every
+ *    later check fails;
  *  - destroy frees everything (NULL-safe through wsnap_*_free); a stream
  *    owns the source it was made over.
  */
@@ -88,7 +96,9 @@ struct wsnap_stream {
 /*
  * A source over a local regular file: takes over fd (closed by destroy, also
  * when this fails) and records its identity once it has settled
- * (wsnap_fileid_settle); reads fail with -EIO once the file is not that one.
+ * (wsnap_fileid_settle); check is -EIO once the file is not that one (pread
+ * does not check: see the contract above; a read that ends before the size
+ * recorded is -EIO).
  * label is copied. Returns 0 and *out, or a negative errno.
  */
 int wsnap_source_file(int fd, const char *label, struct wsnap_source **out);

@@ -47,7 +47,7 @@ for s in 2 3 4 5 7 8 9 10; do
 done
 header='| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |'
 n=$(grep -cxF "$header" "$out")
-[ "$n" -eq 32 ] || fail "$n tables, want 32 (2a-d, 3a-j, 4a-b, 5a-b, 7a-b, 8a, 9b, 9d-e, 10a-h)"
+[ "$n" -eq 34 ] || fail "$n tables, want 34 (2a-d, 3a-l, 4a-b, 5a-b, 7a-b, 8a, 9b, 9d-e, 10a-h)"
 counts='| measure | requests | bytes | wall s | target | met | runs |'
 n=$(grep -cxF "$counts" "$out")
 [ "$n" -eq 2 ] || fail "$n tables of counts, want 2 (9a, 9c)"

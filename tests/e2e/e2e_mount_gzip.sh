@@ -89,6 +89,21 @@ random_reads "$mnt" || fail "remount: random reads"
 no_spill "$fg" "remount"
 umount_fg
 
+# 2b. -o span_cache=1M (less than a span: each read decodes its span
+# again) still reads right; a bound under 1M or not a size is a usage error
+newmnt mnt-small
+mount_fg "$work/seek.tar.gz" -o span_cache=1M
+random_reads "$mnt" || fail "span_cache=1M: random reads"
+umount_fg
+for bad in 1K 1000 x 2T; do
+	expect_rc 2 "$WSNAP_BIN" mount -o "span_cache=$bad" \
+		"$work/seek.tar.gz" "$work/nomnt"
+done
+"$WSNAP_BIN" mount -o span_cache=1K "$work/seek.tar.gz" "$work/nomnt" \
+	2>"$work/bad.err" || true
+grep -qxF "wsnap: mount: bad -o span_cache=1K (want a size: N, NK, NM or NG of at least 1M) (see 'wsnap mount --help')" "$work/bad.err" ||
+	fail "span_cache=1K: $(cat "$work/bad.err")"
+
 # 3. many members, with and without the cache; ls and export agree
 for opt in --no-cache ""; do
 	newmnt "mnt-multi$opt"

@@ -99,6 +99,26 @@ bsdtar -xf "$work/p.tar.zst" -C "$work/gnu-zst" || fail "bsdtar -xf p.tar.zst"
 diff -r --no-dereference "$tree" "$work/gnu-zst" || fail "extracted .tar.zst differs"
 diff -r --no-dereference "$tree" "$work/bsd-xz" || fail "extracted .tar.xz differs"
 
+# 1b. a seek table that disagrees with the frames (entry 0's decoded size
+# changed) is ignored, the frames are used, and -v says so
+python3 - "$work/p.tar.zst" "$work/lying.tar.zst" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack_from("<I", b, len(b) - 9)[0]
+esz = 12 if b[len(b) - 5] & 0x80 else 8
+first = len(b) - 9 - n * esz
+size = struct.unpack_from("<I", b, first + 4)[0]
+struct.pack_into("<I", b, first + 4, size + 1)
+open(sys.argv[2], "wb").write(b)
+EOF
+expect_rc 0 "$WSNAP_BIN" check -v --no-cache "$work/lying.tar.zst"
+grep -qxF "wsnap: zstd seek table ignored (it breaks the format or disagrees with the frames decoded, which are used instead)" "$work/stderr" ||
+	fail "lying seek table: no -v line: $(cat "$work/stderr")"
+expect_rc 0 "$WSNAP_BIN" check -v --no-cache "$work/p.tar.zst"
+if grep -q "seek table" "$work/stderr"; then
+	fail "a good seek table: $(cat "$work/stderr")"
+fi
+
 # 2. mounts: first (validated), again (from the cache), with the sidecar
 for c in zst xz; do
 	for how in first cache sidecar; do

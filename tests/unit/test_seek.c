@@ -374,7 +374,7 @@ static struct wsnap_stream *fixture_stream(struct fixture *f, size_t cache)
 	memcpy(copy, f->t->windows, f->t->windows_len);
 	assert_int_equal(wsnap_seek_table_decode(pts, plen, copy,
 						 f->t->windows_len, f->glen,
-						 BIG, &t, &why),
+						 BIG, 0, &t, &why),
 			 0);
 	free(pts);
 	free(copy);
@@ -437,13 +437,16 @@ static void *reader_thread(void *p)
 	struct reader_arg *a = p;
 	unsigned char *buf = malloc(1 << 20);
 	uint32_t x = a->seed;
+	uint64_t next = 0;
 	int i;
 
+	/* odd seeds read on from where they were (read-ahead), the others
+	 * at random */
 	for (i = 0; i < 60 && buf; i++) {
 		uint64_t off, len;
 
 		x = x * 1103515245u + 12345u;
-		off = x % BIG;
+		off = a->seed & 1 ? next % BIG : x % BIG;
 		x = x * 1103515245u + 12345u;
 		len = 1 + x % (1u << 20);
 		if (len > BIG - off)
@@ -451,13 +454,15 @@ static void *reader_thread(void *p)
 		if (wsnap_stream_read(a->s, buf, len, off) != 0 ||
 		    memcmp(buf, a->data + off, len) != 0)
 			a->bad++;
+		next = off + len;
 	}
 	free(buf);
 	return NULL;
 }
 
-/* Eight threads reading random ranges, with a cache that holds one span
- * (every read evicts) and with the default: every byte as the data. */
+/* Eight threads reading random ranges (half of them sequential runs, with
+ * read-ahead), with a cache that holds one span (every read evicts) and
+ * with the default: every byte as the data. */
 static void test_seek_stream_threads(void **state)
 {
 	const size_t caches[2] = {1, 0};
@@ -489,6 +494,124 @@ static void test_seek_stream_threads(void **state)
 			assert_true(st.cache_bytes <= WSNAP_SEEK_SPAN_MAX);
 		wsnap_stream_free(s);
 	}
+	fixture_release(&f);
+}
+
+/* The default span cache: 1% of the decoded size, at least two of the
+ * longest spans, at most 64 MiB; -o span_cache= sets it on a live stream. */
+static void test_seek_cache_default(void **state)
+{
+	const uint64_t sizes[3] = {1ull << 30, 2ull << 30, 10ull << 30};
+	struct wsnap_seek_table t;
+	size_t i, c;
+
+	for (c = 0; c < 3; c++) {
+		size_t want = (size_t)(sizes[c] / 100);
+
+		wsnap_seek_table_init(&t, WSNAP_SEEK_GZIP);
+		t.n = (size_t)(sizes[c] >> 22);
+		t.points = calloc(t.n, sizeof(*t.points));
+		assert_non_null(t.points);
+		for (i = 0; i < t.n; i++)
+			t.points[i].out = (uint64_t)i << 22;
+		t.stream_size = sizes[c];
+		if (want < (8u << 20))
+			want = 8u << 20;
+		if (want > WSNAP_SEEK_CACHE_DEFAULT)
+			want = WSNAP_SEEK_CACHE_DEFAULT;
+		assert_int_equal(wsnap_seek_cache_default(&t), want);
+		wsnap_seek_table_release(&t);
+	}
+}
+
+/* A table decoded with its windows borrowed reads them where they are
+ * and leaves them alone (ASan: no free of the caller's bytes); the cache
+ * bound set on a live stream drops what is over it at once. */
+static void test_seek_borrowed_windows(void **state)
+{
+	struct fixture f;
+	struct wsnap_stream *s;
+	struct wsnap_seek_table *t;
+	struct wsnap_seek_stats st;
+	unsigned char *pts, *win, *buf = malloc(BIG);
+	const char *why = NULL;
+	size_t plen, i;
+
+	fixture_make(&f);
+	pts = wsnap_seek_table_encode(f.t, &plen);
+	win = malloc(f.t->windows_len + 1);
+	assert_non_null(pts);
+	assert_non_null(win);
+	memcpy(win, f.t->windows, f.t->windows_len);
+	assert_int_equal(wsnap_seek_table_decode(
+				 pts, plen, win, f.t->windows_len, f.glen, BIG,
+				 WSNAP_SEEK_BORROW_WINDOWS, &t, &why),
+			 0);
+	assert_ptr_equal(t->windows, win);
+	assert_int_equal(
+		wsnap_stream_seekable(mem_source(f.gz, f.glen), t, 0, &s), 0);
+	for (i = 0; i < BIG; i += 1u << 20)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 1u << 20, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_true(st.cache_bytes > 0);
+	assert_true(st.cache_bytes <= wsnap_seek_cache_default(f.t));
+	wsnap_stream_seek_set_cache(s, 1);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.cache_bytes, 0);
+	/* still reads, one span at a time */
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, BIG - 4096), 0);
+	assert_memory_equal(buf, f.data + BIG - 4096, 4096);
+	wsnap_stream_free(s);
+	/* the windows are still the caller's */
+	assert_memory_equal(win, f.t->windows, f.t->windows_len);
+	free(win);
+	free(pts);
+	free(buf);
+	fixture_release(&f);
+}
+
+/* A sequential reader gets the next span decoded ahead: every span after
+ * the first is claimed for read-ahead once and decoded once; reads at
+ * random offsets, and a bound too small for two spans, get none. */
+static void test_seek_read_ahead(void **state)
+{
+	struct fixture f;
+	struct wsnap_stream *s;
+	struct wsnap_seek_stats st;
+	unsigned char *buf = malloc(BIG);
+	size_t i;
+
+	fixture_make(&f);
+	assert_true(f.t->n >= 3);
+	s = fixture_stream(&f, 0);
+	for (i = 0; i < BIG; i += 65536)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 65536, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, f.t->n - 1);
+	assert_int_equal(st.spans_decoded, f.t->n);
+	assert_true(st.cache_bytes <= wsnap_seek_cache_default(f.t));
+	wsnap_stream_free(s);
+
+	/* far apart: not sequential */
+	s = fixture_stream(&f, 0);
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, BIG - 8192), 0);
+	assert_int_equal(wsnap_stream_read(s, buf, 4096, 0), 0);
+	assert_memory_equal(buf, f.data, 4096);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, 0);
+	wsnap_stream_free(s);
+
+	/* a bound of one byte: only what readers hold, no read-ahead */
+	s = fixture_stream(&f, 1);
+	for (i = 0; i < BIG; i += 65536)
+		assert_int_equal(wsnap_stream_read(s, buf + i, 65536, i), 0);
+	assert_memory_equal(buf, f.data, BIG);
+	wsnap_stream_seek_stats(s, &st);
+	assert_int_equal(st.spans_ahead, 0);
+	wsnap_stream_free(s);
+	free(buf);
 	fixture_release(&f);
 }
 
@@ -566,7 +689,10 @@ static void test_seek_stream_file_changed(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(pwrite(fd, f.gz, 10, 0), 10);
 	close(fd);
-	assert_int_equal(s->ops->pread(s, buf, sizeof(buf), 1000), -EIO);
+	/* the read does not check (stream.h): the caller's check does, and
+	 * stays -EIO, so no span cached from here on is ever served */
+	assert_int_equal(wsnap_stream_check(s), -EIO);
+	s->ops->pread(s, buf, sizeof(buf), 1000);
 	assert_int_equal(wsnap_stream_check(s), -EIO);
 	wsnap_stream_free(s);
 	unlink(path);
@@ -731,7 +857,7 @@ static int stored_decode(const struct stored *s, uint64_t archive,
 	struct wsnap_seek_table *t = NULL;
 	const char *why = NULL;
 	int rc = wsnap_seek_table_decode(s->pts, s->plen, s->win, s->wlen,
-					 archive, stream, &t, &why);
+					 archive, stream, 0, &t, &why);
 
 	if (rc == 0)
 		wsnap_seek_table_free(t);
@@ -828,6 +954,9 @@ int main(void)
 		cmocka_unit_test(test_seek_points_recorded),
 		cmocka_unit_test(test_seek_stream_reads),
 		cmocka_unit_test(test_seek_stream_threads),
+		cmocka_unit_test(test_seek_cache_default),
+		cmocka_unit_test(test_seek_borrowed_windows),
+		cmocka_unit_test(test_seek_read_ahead),
 		cmocka_unit_test(test_seek_stream_eio),
 		cmocka_unit_test(test_seek_stream_file_changed),
 		cmocka_unit_test(test_seek_table_hostile),
