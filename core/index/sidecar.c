@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "engine.h"
+#include "fileid.h"
 #include "fsutil.h"
 #include "grow.h"
 #include "index_impl.h"
@@ -963,12 +964,14 @@ enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
 	struct wsnap_stream *data = NULL;
 	struct recorder r;
 	struct wsnap_index *idx = NULL;
+	struct wsnap_fileid before, after;
 	enum wsnap_status st;
 	struct stat sb;
 	int e;
 
 	memset(&r, 0, sizeof(r));
-	if (fstat(archive_fd, &sb) != 0)
+	if (fstat(archive_fd, &sb) != 0 ||
+	    wsnap_fileid_get(archive_fd, &before) != 0)
 		return wsnap_error_io(err, errno, NULL, "cannot stat archive");
 	st = wsnap_builder_new(&r.b, policy, err);
 	if (st != WSNAP_OK)
@@ -984,7 +987,15 @@ enum wsnap_status wsnap_sidecar_write(int out_fd, int archive_fd,
 		if (!e)
 			e = write_file(out_fd, &r, idx, &res, data,
 				       (uint64_t)sb.st_size, policy);
-		if (e)
+		/* the digests are of the bytes validated: the data stream
+		 * does not check its file on every read, so the file is
+		 * checked once, against what it was before validation */
+		if (!e && (wsnap_fileid_get(archive_fd, &after) != 0 ||
+			   !wsnap_fileid_same(&before, &after)))
+			st = wsnap_error_io(err, EIO, NULL,
+					    "archive changed while it was "
+					    "indexed");
+		else if (e)
 			st = wsnap_error_io(
 				err, e, NULL,
 				e == ENOSPC ? "no space left writing "
