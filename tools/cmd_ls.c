@@ -36,6 +36,7 @@ static const struct wsnap_option ls_options[] = {
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_LOAD(T, load),
+	WSNAP_OPT_REMOTE(T, load.remote),
 	WSNAP_OPT_END(),
 };
 

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "chunks.h"
 #include "fsutil.h"
 #include "indexfile.h"
 #include "json.h"
@@ -224,9 +226,13 @@ static bool looks_compressed(struct origin *o)
 	return false;
 }
 
-/* Gives idx (built or loaded without data) its data from o: a remote
- * object's through the network, a compressed one's decoded into a spill
- * file on the first read (no seek points yet). */
+/*
+ * Gives idx (built or loaded without data) its data from o. A remote
+ * object's is read through the network: a plain one in place, a
+ * compressed one from the seek points its sidecar or cache entry holds
+ * (only the compressed spans a read touches are fetched), else decoded
+ * whole into a spill file on its first read.
+ */
 static enum wsnap_status origin_attach(struct origin *o,
 				       struct wsnap_index *idx,
 				       struct wsnap_error *err)
@@ -239,6 +245,18 @@ static enum wsnap_status origin_attach(struct origin *o,
 	if (!o->remote)
 		return wsnap_index_attach_archive(idx, o->fd, &ropts, err);
 	wsnap_index_stats(idx, &is);
+	if (strcmp(is.compression, "none") != 0 &&
+	    wsnap_index_has_seek_table(idx)) {
+		rc = wsnap_index_attach_seek_source(idx, o->src, 0);
+		o->src = NULL;
+		if (rc == -EINVAL)
+			return wsnap_error_io(err, EIO, NULL,
+					      "archive changed since it was "
+					      "indexed");
+		return rc ? wsnap_error_io(err, -rc, NULL,
+					   "cannot read archive in place")
+			  : WSNAP_OK;
+	}
 	rc = strcmp(is.compression, "none") == 0
 		     ? wsnap_stream_plain(o->src, &s)
 		     : wsnap_stream_spill(o->src, is.stream_bytes,
@@ -699,6 +717,98 @@ wsnap_load_index(const char *path, const struct wsnap_policy *policy,
 	return st;
 }
 
+int wsnap_remote_amount(const char *s, bool size, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (1ull << 40))
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (size && *p && !p[1])
+		mul = *p == 'K'	  ? 1ull << 10
+		      : *p == 'M' ? 1ull << 20
+		      : *p == 'G' ? 1ull << 30
+				  : 0;
+	else if (*p)
+		mul = 0;
+	if (mul == 0 || v > (1ull << 40) / mul)
+		return -1;
+	v *= mul;
+	if (size ? v < WSNAP_CHUNK : v < 1 || v > 3600)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+const char *wsnap_remote_amount_want(bool size)
+{
+	return size ? "a size: N, NK, NM or NG of at least 1M"
+		    : "seconds, 1 to 3600";
+}
+
+/* --timeout S and --cache-size N, into a struct wsnap_remote_opts */
+static int remote_amount(const char *cmd, const char *opt, bool size,
+			 const char *arg, uint64_t *v)
+{
+	if (wsnap_remote_amount(arg, size, v) != 0)
+		return wsnap_usage_error(cmd, "bad --%s %s (want %s)", opt, arg,
+					 wsnap_remote_amount_want(size));
+	return 0;
+}
+
+static int remote_timeout(const char *cmd, void *target, const char *arg)
+{
+	uint64_t v;
+	int rc = remote_amount(cmd, "timeout", false, arg, &v);
+
+	if (rc == 0)
+		((struct wsnap_remote_opts *)target)->timeout_s = (unsigned)v;
+	return rc;
+}
+
+static int remote_cache_size(const char *cmd, void *target, const char *arg)
+{
+	uint64_t v;
+	int rc = remote_amount(cmd, "cache-size", true, arg, &v);
+
+	if (rc == 0)
+		((struct wsnap_remote_opts *)target)->cache_bytes = v;
+	return rc;
+}
+
+#define R struct wsnap_remote_opts
+/* clang-format off */
+#define REMOTE_OPTIONS                                                         \
+	WSNAP_OPT_GROUP("remote options (an http://, https:// or s3:// "      \
+			"ARCHIVE):"),                                          \
+	WSNAP_OPT_CALLBACK(0, "timeout", "S", 0, remote_timeout,              \
+			   "each request's timeout, seconds (1 to 3600, "     \
+			   "default 30)"),                                     \
+	WSNAP_OPT_STRING(0, "cacert", "FILE", R, cacert,                      \
+			 "the CA certificates its server is checked against " \
+			 "(default $AWS_CA_BUNDLE, $CURL_CA_BUNDLE, "         \
+			 "$SSL_CERT_FILE, else the system's)")
+const struct wsnap_option wsnap_remote_options[] = {
+	REMOTE_OPTIONS,
+	WSNAP_OPT_END(),
+};
+
+const struct wsnap_option wsnap_remote_read_options[] = {
+	REMOTE_OPTIONS,
+	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
+			   "its chunk cache in memory, bytes (K, M, G; at "
+			   "least 1M, default 256M)"),
+	WSNAP_OPT_END(),
+};
+/* clang-format on */
+#undef REMOTE_OPTIONS
+#undef R
+
 #define L struct wsnap_load_opts
 /* clang-format off */
 const struct wsnap_option wsnap_load_options[] = {
@@ -721,6 +831,7 @@ const struct wsnap_option wsnap_cache_options[] = {
 
 enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 				      const struct wsnap_policy *policy,
+				      const struct wsnap_remote_opts *remote,
 				      struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {.keep_data = true};
@@ -732,7 +843,7 @@ enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 
 	/* a remote archive is fetched whole, once, to be described */
 	in_fd = wsnap_remote_is_url(archive)
-			? wsnap_download_archive(archive, NULL, err)
+			? wsnap_download_archive(archive, remote, err)
 			: wsnap_open_archive(archive, err);
 	if (in_fd < 0)
 		return err->status;

@@ -120,6 +120,33 @@ extern const struct wsnap_option wsnap_cache_options[];
 			  struct wsnap_load_opts)
 
 /*
+ * The settings of a remote ARCHIVE (cli.md "Remote snapshots"), tables
+ * whose base is a struct wsnap_remote_opts (zeroed: the defaults), for
+ * every subcommand that takes a URL: --timeout S and --cacert FILE; with
+ * _read_options also --cache-size N, for those that read members' data
+ * (mount, hydrate, export, diff). mount's -o timeout=, cacert= and
+ * cache_size= set the same.
+ */
+extern const struct wsnap_option wsnap_remote_options[];
+extern const struct wsnap_option wsnap_remote_read_options[];
+
+#define WSNAP_OPT_REMOTE(T, field)                                             \
+	WSNAP_OPT_INCLUDE("REMOTE", wsnap_remote_options, T, field,            \
+			  struct wsnap_remote_opts)
+#define WSNAP_OPT_REMOTE_READ(T, field)                                        \
+	WSNAP_OPT_INCLUDE("REMOTE", wsnap_remote_read_options, T, field,       \
+			  struct wsnap_remote_opts)
+
+/*
+ * A remote setting's value: with size, bytes with an optional K, M or G
+ * (powers of 1024), at least a chunk (WSNAP_CHUNK) and at most 1T; else
+ * whole seconds from 1 to 3600. Returns 0 with *out, or -1.
+ * wsnap_remote_amount_want: what a usage error says is wanted.
+ */
+int wsnap_remote_amount(const char *s, bool size, uint64_t *out);
+const char *wsnap_remote_amount_want(bool size);
+
+/*
  * Opens ARCHIVE ("-" is standard input) and gets its index under policy:
  * from the index cache, from the sidecar lo->index, or built
  * (wsnap_index_build) and then stored in the cache, as lo says (NULL: the
@@ -166,13 +193,15 @@ int wsnap_download_archive(const char *url, const struct wsnap_remote_opts *ro,
 
 /*
  * wsnap index -o and wsnap pack --index: validates the archive file (or
- * the remote archive, downloaded whole) at archive under policy and writes
+ * the remote archive, downloaded whole with the settings remote, NULL the
+ * defaults) at archive under policy and writes
  * its sidecar (indexfile.h) to out, under a temporary name beside it
  * renamed into place (mode 0666 less the umask). Errors: those of the
  * build, WSNAP_USAGE for standard input or a pipe, WSNAP_IO writing out.
  */
 enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 				      const struct wsnap_policy *policy,
+				      const struct wsnap_remote_opts *remote,
 				      struct wsnap_error *err);
 
 struct wsnap_json;

@@ -17,7 +17,9 @@
 #                              behind the SigV4-checking proxy ($S3_URL,
 #                              log $S3_LOG) that knows KEY, SECRET, TOKEN
 #   s3_proxy KEY SECRET TOKEN [PROXY-OPTION...]
-#                              another such proxy ($S3P_URL, $S3P_LOG)
+#                              another such proxy ($S3P_URL, $S3P_LOG);
+#                              with --tls-cert $CERT_PEM --tls-key $KEY_PEM
+#                              (remote_ca) over HTTPS
 #   s3_put BUCKET KEY FILE     uploads FILE with s3rver's own API
 #   fault_start UPSTREAM-PORT  the fault proxy ($FAULT_URL, log $FAULT_LOG)
 #   fault_set K=V...           its behaviour (remote_helper.py FaultState)
@@ -213,21 +215,22 @@ s3_start() {
 }
 
 # s3_proxy KEY SECRET TOKEN [PROXY-OPTION...]: one more SigV4 proxy in front
-# of the s3rver of s3_start: $S3P_URL, log $S3P_LOG
+# of the s3rver of s3_start: $S3P_URL (https:// with --tls-cert), log $S3P_LOG
 s3_proxy_n=0
 s3_proxy() {
-	local d=$rdir/s3/proxy$((++s3_proxy_n))
+	local d=$rdir/s3/proxy$((++s3_proxy_n)) scheme=http a
 	mkdir -p "$d"
 	printf '%s\n%s\n%s\n' "$1" "$2" "$3" >"$d/credentials"
 	chmod 600 "$d/credentials"
 	shift 3
+	for a; do [ "$a" = --tls-cert ] && scheme=https; done
 	S3P_LOG=$d/access.log
 	: >"$S3P_LOG"
 	python3 "$remote_helper" sigv4-proxy --parent $$ --upstream "$S3RVER_PORT" \
 		--credentials "$d/credentials" --log "$S3P_LOG" \
 		--port-file "$d/port" "$@" </dev/null >>"$d/out" 2>&1 &
 	remote_pids+=("$!")
-	S3P_URL=http://127.0.0.1:$(wait_port_file "$d/port") ||
+	S3P_URL=$scheme://127.0.0.1:$(wait_port_file "$d/port") ||
 		fail "the SigV4 proxy did not start: $(cat "$d/out")"
 }
 
