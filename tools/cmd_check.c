@@ -25,7 +25,6 @@ static const struct wsnap_option check_options[] = {
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
 	WSNAP_OPT_LOAD(T, load),
-	WSNAP_OPT_REMOTE(T, load.remote),
 	WSNAP_OPT_END(),
 };
 

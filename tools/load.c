@@ -782,41 +782,55 @@ static int remote_cache_size(const char *cmd, void *target, const char *arg)
 }
 
 #define R struct wsnap_remote_opts
-/* clang-format off */
-#define REMOTE_OPTIONS                                                         \
-	WSNAP_OPT_GROUP("remote options (an http://, https:// or s3:// "      \
-			"ARCHIVE):"),                                          \
-	WSNAP_OPT_CALLBACK(0, "timeout", "S", 0, remote_timeout,              \
-			   "each request's timeout, seconds (1 to 3600, "     \
-			   "default 30)"),                                     \
-	WSNAP_OPT_STRING(0, "cacert", "FILE", R, cacert,                      \
-			 "the CA certificates its server is checked against " \
-			 "(default $AWS_CA_BUNDLE, $CURL_CA_BUNDLE, "         \
-			 "$SSL_CERT_FILE, else the system's)")
-const struct wsnap_option wsnap_remote_options[] = {
-	REMOTE_OPTIONS,
-	WSNAP_OPT_END(),
-};
-
-const struct wsnap_option wsnap_remote_read_options[] = {
-	REMOTE_OPTIONS,
-	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
-			   "its chunk cache in memory, bytes (K, M, G; at "
-			   "least 1M, default 256M)"),
-	WSNAP_OPT_END(),
-};
-/* clang-format on */
-#undef REMOTE_OPTIONS
-#undef R
-
 #define L struct wsnap_load_opts
 /* clang-format off */
+/* the remote settings, one line each: --help of check and ls must fit a
+ * screen (40 lines); included with the same base */
+#define REMOTE_ENTRIES                                                         \
+	{                                                                      \
+		.kind = WSNAP_OPTION_INCLUDE, .table = remote_entries,         \
+	}
+static const struct wsnap_option remote_entries[] = {
+	WSNAP_OPT_CALLBACK(0, "timeout", "S", 0, remote_timeout,
+			   "a remote ARCHIVE's request timeout, seconds (30)"),
+	WSNAP_OPT_STRING(0, "cacert", "FILE", R, cacert,
+			 "CA certificates to check a remote ARCHIVE's server"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_option remote_read_entries[] = {
+	REMOTE_ENTRIES,
+	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
+			   "a remote ARCHIVE's chunk cache in memory (256M)"),
+	WSNAP_OPT_END(),
+};
+
+#define REMOTE_IN_LOAD(entries)                                                \
+	WSNAP_OPT_INCLUDE("REMOTE", entries, L, remote,                        \
+			  struct wsnap_remote_opts)
+#define LOAD_ENTRIES                                                           \
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,                             \
+		       "neither read nor write the index cache"),              \
+	WSNAP_OPT_STRING(0, "index", "FILE", L, index,                         \
+			 "use the sidecar FILE or URL (untrusted)")
+
+const struct wsnap_option wsnap_remote_options[] = {
+	WSNAP_OPT_GROUP("remote options:"),
+	REMOTE_ENTRIES,
+	WSNAP_OPT_END(),
+};
+
 const struct wsnap_option wsnap_load_options[] = {
-	WSNAP_OPT_GROUP("index options:"),
-	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
-	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
-			 "use the sidecar FILE or URL (untrusted)"),
+	WSNAP_OPT_GROUP("index and remote options:"),
+	LOAD_ENTRIES,
+	REMOTE_IN_LOAD(remote_entries),
+	WSNAP_OPT_END(),
+};
+
+const struct wsnap_option wsnap_load_read_options[] = {
+	WSNAP_OPT_GROUP("index and remote options:"),
+	LOAD_ENTRIES,
+	REMOTE_IN_LOAD(remote_read_entries),
 	WSNAP_OPT_END(),
 };
 
@@ -826,8 +840,20 @@ const struct wsnap_option wsnap_cache_options[] = {
 		       "neither read nor write the index cache"),
 	WSNAP_OPT_END(),
 };
+
+const struct wsnap_option wsnap_cache_read_options[] = {
+	WSNAP_OPT_GROUP("index and remote options:"),
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
+		       "neither read nor write the index cache"),
+	REMOTE_IN_LOAD(remote_read_entries),
+	WSNAP_OPT_END(),
+};
 /* clang-format on */
+#undef LOAD_ENTRIES
+#undef REMOTE_IN_LOAD
+#undef REMOTE_ENTRIES
 #undef L
+#undef R
 
 enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 				      const struct wsnap_policy *policy,

@@ -107,34 +107,40 @@ struct wsnap_load_opts {
 	struct wsnap_remote_opts remote;
 };
 
-/* --no-cache and --index FILE, into a struct wsnap_load_opts. */
+/*
+ * Tables whose base is a struct wsnap_load_opts:
+ *  - wsnap_load_options: --no-cache, --index FILE, and the settings of a
+ *    remote ARCHIVE (cli.md "Remote snapshots") --timeout S and --cacert
+ *    FILE, into its remote (check, ls);
+ *  - wsnap_load_read_options: the same and --cache-size N, for commands
+ *    that read members' data (mount, export, hydrate);
+ *  - wsnap_cache_options: --no-cache only (commands that take no sidecar
+ *    nor URL: strip-prefix); wsnap_cache_read_options: --no-cache and the
+ *    remote settings with --cache-size (diff).
+ * wsnap_remote_options: --timeout and --cacert alone, base a struct
+ * wsnap_remote_opts (index). mount's -o timeout=, cacert= and cache_size=
+ * set the same.
+ */
 extern const struct wsnap_option wsnap_load_options[];
-/* --no-cache only (commands that take no sidecar). */
+extern const struct wsnap_option wsnap_load_read_options[];
 extern const struct wsnap_option wsnap_cache_options[];
+extern const struct wsnap_option wsnap_cache_read_options[];
+extern const struct wsnap_option wsnap_remote_options[];
 
 #define WSNAP_OPT_LOAD(T, field)                                               \
 	WSNAP_OPT_INCLUDE("INDEX", wsnap_load_options, T, field,               \
 			  struct wsnap_load_opts)
+#define WSNAP_OPT_LOAD_READ(T, field)                                          \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_load_read_options, T, field,          \
+			  struct wsnap_load_opts)
 #define WSNAP_OPT_CACHE(T, field)                                              \
 	WSNAP_OPT_INCLUDE("INDEX", wsnap_cache_options, T, field,              \
 			  struct wsnap_load_opts)
-
-/*
- * The settings of a remote ARCHIVE (cli.md "Remote snapshots"), tables
- * whose base is a struct wsnap_remote_opts (zeroed: the defaults), for
- * every subcommand that takes a URL: --timeout S and --cacert FILE; with
- * _read_options also --cache-size N, for those that read members' data
- * (mount, hydrate, export, diff). mount's -o timeout=, cacert= and
- * cache_size= set the same.
- */
-extern const struct wsnap_option wsnap_remote_options[];
-extern const struct wsnap_option wsnap_remote_read_options[];
-
+#define WSNAP_OPT_CACHE_READ(T, field)                                         \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_cache_read_options, T, field,         \
+			  struct wsnap_load_opts)
 #define WSNAP_OPT_REMOTE(T, field)                                             \
 	WSNAP_OPT_INCLUDE("REMOTE", wsnap_remote_options, T, field,            \
-			  struct wsnap_remote_opts)
-#define WSNAP_OPT_REMOTE_READ(T, field)                                        \
-	WSNAP_OPT_INCLUDE("REMOTE", wsnap_remote_read_options, T, field,       \
 			  struct wsnap_remote_opts)
 
 /*
