@@ -34,23 +34,9 @@ export HOME=$work/home NO_PROXY='*'
 mkdir -p "$HOME"
 
 www=$work/www
-mkdir -p "$www/probe"
-echo probe >"$www/probe/file"
-tar -C "$www/probe" -cf "$www/probe.tar" file
+mkdir -p "$www"
 nginx_start "$www"
-
-# ---- is the client there? ----
-m=$(log_mark "$NGINX_LOG")
-rc=0
-timeout 60 "$W" check --no-cache "$HTTP_URL/probe.tar" >/dev/null \
-	2>"$work/probe.err" || rc=$?
-if [ $rc != 0 ] && [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
-	[ "${WSNAP_REQUIRE_REMOTE:-0}" = 1 ] &&
-		fail "remote sources not built and WSNAP_REQUIRE_REMOTE=1: $(cat "$work/probe.err")"
-	echo "skip: remote sources not built ($(head -1 "$work/probe.err"))"
-	exit 77
-fi
-[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$work/probe.err")"
+remote_probe "$www" # is the client there?
 
 python3 "$helper" make "$work"
 python3 "$rr" make "$work"

@@ -42,22 +42,9 @@ wtmp=$work/tmp
 mkdir -m 0700 "$wtmp"
 
 www=$work/www
-mkdir -p "$www/probe"
-echo probe >"$www/probe/file"
-tar -C "$www/probe" -cf "$www/probe.tar" file
+mkdir -p "$www"
 nginx_start "$www"
-
-m=$(log_mark "$NGINX_LOG")
-rc=0
-timeout 60 "$W" check --no-cache "$HTTP_URL/probe.tar" >/dev/null \
-	2>"$work/probe.err" || rc=$?
-if [ $rc != 0 ] && [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
-	[ "${WSNAP_REQUIRE_REMOTE:-0}" = 1 ] &&
-		fail "remote sources not built and WSNAP_REQUIRE_REMOTE=1: $(cat "$work/probe.err")"
-	echo "skip: remote sources not built ($(head -1 "$work/probe.err"))"
-	exit 77
-fi
-[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$work/probe.err")"
+remote_probe "$www"
 
 # ---- the archives ----
 # big: 32 files of 2 MiB of random bytes (incompressible: the compressed
@@ -85,13 +72,6 @@ cp "$work/snap.tar" "$www/snap.tar"
 cp "$www/snap.tar" "$www/elsewhere.tar" # a redirect's target
 "$W" ls --json "$work/snap.tar" >"$work/want.ls"
 
-# no_spill PID WHAT: PID holds no descriptor into $wtmp, which is empty
-no_spill() {
-	local held
-	held=$(find "/proc/$1/fd" -lname "$wtmp/*" 2>/dev/null | wc -l)
-	[ "$held" -eq 0 ] || fail "$2: the daemon holds $held files in \$TMPDIR"
-	[ -z "$(ls -A "$wtmp")" ] || fail "$2: \$TMPDIR holds $(ls -A "$wtmp")"
-}
 
 # mount_fg ENV... -- ARGS...: wsnap mount -f ARGS at $mnt in the
 # background with TMPDIR=$wtmp and ENV, once mounted; the daemon's pid in fg
@@ -146,9 +126,9 @@ for obj in big.tar.gz big.tar.zst; do
 	mount_fg -- "$HTTP_URL/$obj"
 	n=$(log_count "$NGINX_LOG" "$m")
 	[ "$n" -le 3 ] || fail "$obj: mount with a sidecar took $n requests: $(log_since "$NGINX_LOG" "$m")"
-	no_spill "$fg" "$obj: mounted"
+	no_spill "$fg" "$wtmp" "$obj: mounted"
 	middle_read "$NGINX_LOG" "$obj" "$obj"
-	no_spill "$fg" "$obj: after the reads"
+	no_spill "$fg" "$wtmp" "$obj: after the reads"
 	cmp "$tree/small.txt" "$mnt/small.txt" || fail "$obj: small.txt"
 	umount_fg
 done
@@ -157,7 +137,7 @@ newmnt mnt-gz-all
 mount_fg -- "$HTTP_URL/big.tar.gz"
 diff -r --no-dereference "$tree" "$mnt" >"$work/diff" 2>&1 ||
 	fail "big.tar.gz: the mount differs from the tree: $(head -5 "$work/diff")"
-no_spill "$fg" "big.tar.gz: read whole"
+no_spill "$fg" "$wtmp" "big.tar.gz: read whole"
 umount_fg
 
 # ---- 2. --cacert and --timeout on the subcommands that take a URL ----
@@ -286,7 +266,7 @@ mount_fg "${S3_ENV[@]}" AWS_CA_BUNDLE="$CA_PEM" -- s3://snaps/big.tar.zst
 [ "$(log_count "$S3_LOG" "$m" '$6 != "ok"')" = 0 ] ||
 	fail "s3 over https: requests not signed right: $(log_since "$S3_LOG" "$m")"
 middle_read "$S3_LOG" big.tar.zst "s3 over https, big.tar.zst"
-no_spill "$fg" "s3 over https"
+no_spill "$fg" "$wtmp" "s3 over https"
 umount_fg
 env "${S3_ENV[@]}" timeout 60 "$W" check --no-cache --cacert "$CA_PEM" \
 	s3://snaps/snap.tar 2>"$work/stderr" ||

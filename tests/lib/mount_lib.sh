@@ -50,3 +50,13 @@ expect_rc() {
 	[ "$rc" -eq "$want" ] ||
 		fail "'$*' exited $rc, want $want: $(cat "$work/stderr")"
 }
+
+# no_spill PID DIR WHAT: process PID (a filesystem daemon) holds no
+# descriptor into DIR (not even an unlinked file, which ls would not show),
+# and DIR is empty: nothing was spilled there
+no_spill() {
+	local held
+	held=$(find "/proc/$1/fd" -lname "$2/*" 2>/dev/null | wc -l)
+	[ "$held" -eq 0 ] || fail "$3: the daemon holds $held files in $2"
+	[ -z "$(ls -A "$2")" ] || fail "$3: $2 holds $(ls -A "$2")"
+}

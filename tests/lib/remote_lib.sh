@@ -24,6 +24,9 @@
 #   fault_start UPSTREAM-PORT  the fault proxy ($FAULT_URL, log $FAULT_LOG)
 #   fault_set K=V...           its behaviour (remote_helper.py FaultState)
 #   fault_state                its state and counters (JSON)
+#   remote_probe WWW           after nginx_start WWW: exits 77 (skipped)
+#                              when wsnap has no remote client (fails
+#                              instead with WSNAP_REQUIRE_REMOTE=1)
 #   log_mark LOG               the number of lines LOG has now
 #   log_since LOG MARK         its lines after MARK, once it is quiet
 #   log_count LOG MARK [AWK-CONDITION]   how many of them (that match)
@@ -297,4 +300,21 @@ log_count() {
 
 log_bytes() {
 	log_since "$1" "$2" | awk -F'\t' "${3:-1} { n += \$5 } END { print n + 0 }"
+}
+
+remote_probe() {
+	local m rc=0
+	mkdir -p "$1/probe"
+	echo probe >"$1/probe/file"
+	tar -C "$1/probe" -cf "$1/probe.tar" file
+	m=$(log_mark "$NGINX_LOG")
+	timeout 60 "$WSNAP_BIN" check --no-cache "$HTTP_URL/probe.tar" >/dev/null \
+		2>"$rdir/probe.err" || rc=$?
+	if [ $rc != 0 ] && [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
+		[ "${WSNAP_REQUIRE_REMOTE:-0}" = 1 ] &&
+			fail "remote sources not built and WSNAP_REQUIRE_REMOTE=1: $(cat "$rdir/probe.err")"
+		echo "skip: remote sources not built ($(head -1 "$rdir/probe.err"))"
+		exit 77
+	fi
+	[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$rdir/probe.err")"
 }
