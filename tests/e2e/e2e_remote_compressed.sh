@@ -25,14 +25,7 @@ W=$WSNAP_BIN
 step() { echo "-- $name: $1 (at $SECONDS s)"; }
 rr=$WSNAP_SOURCE_DIR/tests/lib/remote_reads.py
 hh=$WSNAP_SOURCE_DIR/tests/lib/hydrate_helper.py
-export WSNAP_CACHE_DIR=$work/cache
-unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE \
-	AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 \
-	AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE AWS_CONFIG_FILE \
-	AWS_SHARED_CREDENTIALS_FILE http_proxy https_proxy HTTP_PROXY \
-	HTTPS_PROXY ALL_PROXY all_proxy
-export HOME=$work/home NO_PROXY='*'
-mkdir -p "$HOME"
+remote_client_env
 # the foreground mounts end before the servers (remote_stop_all waits for
 # every child of this shell), then mount_lib.sh's cleanup
 trap 'for p in "${bg_pids[@]}"; do kill "$p" 2>/dev/null || true; done

@@ -24,6 +24,9 @@
 #   fault_start UPSTREAM-PORT  the fault proxy ($FAULT_URL, log $FAULT_LOG)
 #   fault_set K=V...           its behaviour (remote_helper.py FaultState)
 #   fault_state                its state and counters (JSON)
+#   remote_client_env          none of the caller's settings for wsnap
+#                              (AWS_*, CA variables, proxies), a HOME and
+#                              an index cache of the test's own
 #   remote_probe WWW           after nginx_start WWW: exits 77 (skipped)
 #                              when wsnap has no remote client (fails
 #                              instead with WSNAP_REQUIRE_REMOTE=1)
@@ -317,4 +320,15 @@ remote_probe() {
 		exit 77
 	fi
 	[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$rdir/probe.err")"
+}
+
+remote_client_env() {
+	export WSNAP_CACHE_DIR=$work/cache
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
+		AWS_PROFILE AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL \
+		AWS_ENDPOINT_URL_S3 AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE \
+		AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE http_proxy \
+		https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+	export HOME=$work/home NO_PROXY='*'
+	mkdir -p "$HOME"
 }
