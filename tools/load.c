@@ -107,14 +107,16 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	wsnap_progress_put_end(&pr->line);
 }
 
-/* A build from the archive itself, with the progress line. */
-static enum wsnap_status build_fresh(int fd, const char *path,
-				     const struct wsnap_policy *policy,
-				     bool keep_data, bool progress,
-				     struct wsnap_index **out,
-				     struct wsnap_error *err)
+/* A build from the archive itself, with the progress line; seek_stream
+ * as in struct wsnap_reader_opts (a remote object's copy). */
+static enum wsnap_status build_stream(int fd, const char *path,
+				      const struct wsnap_policy *policy,
+				      bool keep_data, bool seek_stream,
+				      bool progress, struct wsnap_index **out,
+				      struct wsnap_error *err)
 {
-	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
+	struct wsnap_reader_opts ropts = {.keep_data = keep_data,
+					  .seek_stream = seek_stream};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
 
@@ -130,6 +132,16 @@ static enum wsnap_status build_fresh(int fd, const char *path,
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;
+}
+
+static enum wsnap_status build_fresh(int fd, const char *path,
+				     const struct wsnap_policy *policy,
+				     bool keep_data, bool progress,
+				     struct wsnap_index **out,
+				     struct wsnap_error *err)
+{
+	return build_stream(fd, path, policy, keep_data, false, progress, out,
+			    err);
 }
 
 /* A -v line: 'wsnap: ' and the text, escaped. */
@@ -196,9 +208,13 @@ static enum wsnap_status pipe_start(struct wsnap_remote_pipe *p,
 		  : WSNAP_OK;
 }
 
-/* Whether the first bytes of an archive are a compressed stream's (then
- * its data is spilled while it is streamed, rather than read remotely). */
-static bool looks_compressed(struct origin *o)
+/* What the first bytes of a remote archive are: a compressed stream's
+ * (then its data is spilled while it is streamed, rather than read
+ * remotely), gzip's (whose seek points the stream gives: read remotely
+ * from them), or neither. */
+enum head_kind { HEAD_PLAIN, HEAD_GZIP, HEAD_COMPRESSED };
+
+static enum head_kind head_kind(struct origin *o)
 {
 	static const struct {
 		size_t len;
@@ -219,11 +235,11 @@ static bool looks_compressed(struct origin *o)
 	size_t i;
 
 	if (n == 0 || wsnap_source_read(o->remote, head, n, 0) != 0)
-		return false;
+		return HEAD_PLAIN;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (m[i].len <= n && memcmp(head, m[i].magic, m[i].len) == 0)
-			return true;
-	return false;
+			return i == 0 ? HEAD_GZIP : HEAD_COMPRESSED;
+	return HEAD_PLAIN;
 }
 
 /*
@@ -271,7 +287,8 @@ static enum wsnap_status origin_attach(struct origin *o,
 /* A build from o itself, with the progress line; its data attached with
  * keep_data. A remote object is streamed once: a plain one is read
  * without keeping data (its stream offsets are the object's), then read
- * in place through the network; a compressed one is spilled. */
+ * in place through the network; so is a gzip one, from the seek points
+ * recorded while it streamed; another compressed one is spilled. */
 static enum wsnap_status origin_build(struct origin *o,
 				      const struct wsnap_policy *policy,
 				      bool keep_data, bool progress,
@@ -280,17 +297,20 @@ static enum wsnap_status origin_build(struct origin *o,
 {
 	struct wsnap_remote_pipe p;
 	enum wsnap_status st;
+	enum head_kind kind;
 	bool spill;
 	int rfd;
 
 	if (!o->remote)
 		return build_fresh(o->fd, o->label, policy, keep_data, progress,
 				   out, err);
-	spill = keep_data && looks_compressed(o);
+	kind = head_kind(o);
+	spill = keep_data && kind == HEAD_COMPRESSED;
 	st = pipe_start(&p, o, &rfd, err);
 	if (st != WSNAP_OK)
 		return st;
-	st = build_fresh(rfd, o->label, policy, spill, progress, out, err);
+	st = build_stream(rfd, o->label, policy, spill, kind == HEAD_GZIP,
+			  progress, out, err);
 	st = pipe_finish(&p, rfd, st, err);
 	if (st == WSNAP_OK && keep_data && !wsnap_index_has_data(*out))
 		st = origin_attach(o, *out, err);

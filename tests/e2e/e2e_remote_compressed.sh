@@ -7,6 +7,8 @@
 #    points: a file in the middle reads byte for byte as in the tree, the
 #    bytes fetched (server log) are a fraction of the object, and nothing
 #    is spilled (the daemon holds no file in $TMPDIR, which stays empty);
+#    a .tar.gz without a sidecar reads so too, from the seek points its
+#    one validating stream recorded, also after a remount (one HEAD);
 #  - the remote settings on every subcommand that takes a URL: check, ls,
 #    index, export, diff and hydrate with --cacert against the test's CA
 #    (refused without it), --timeout ending a hung request in bounded time;
@@ -125,6 +127,29 @@ for obj in big.tar.gz big.tar.zst; do
 	cmp "$tree/small.txt" "$mnt/small.txt" || fail "$obj: small.txt"
 	umount_fg
 done
+# without a sidecar: a gzip object is streamed once through the
+# validation, which records its seek points (in the cache entry too); then
+# it reads as with a sidecar, and a remount costs one HEAD
+cp "$www/big.tar.gz" "$www/nosc.tar.gz"
+step "nosc.tar.gz without a sidecar: seek points from the stream"
+newmnt mnt-nosc
+size=$(stat -c %s "$www/nosc.tar.gz")
+m=$(log_mark "$NGINX_LOG")
+mount_fg -- "$HTTP_URL/nosc.tar.gz"
+b=$(log_bytes "$NGINX_LOG" "$m" '$2 ~ /\/nosc\.tar\.gz$/')
+[ "$b" -le $((size + (1 << 20))) ] ||
+	fail "nosc.tar.gz: the first mount fetched $b bytes of a $size-byte object"
+no_spill "$fg" "$wtmp" "nosc.tar.gz: mounted"
+middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, first mount"
+no_spill "$fg" "$wtmp" "nosc.tar.gz: after the reads"
+umount_fg
+m=$(log_mark "$NGINX_LOG")
+mount_fg -- "$HTTP_URL/nosc.tar.gz"
+[ "$(log_count "$NGINX_LOG" "$m")" = 1 ] ||
+	fail "nosc.tar.gz: remount: $(log_since "$NGINX_LOG" "$m")"
+middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, remount"
+no_spill "$fg" "$wtmp" "nosc.tar.gz: remount"
+umount_fg
 # the whole tree reads right too (every span, in order)
 newmnt mnt-gz-all
 mount_fg -- "$HTTP_URL/big.tar.gz"

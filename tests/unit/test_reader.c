@@ -136,11 +136,14 @@ struct run {
 /* Spill compressed files instead of recording seek points (the spill path
  * with a memfd). */
 static bool run_no_seek;
+/* Record gzip's seek points from a pipe too (seek_stream). */
+static bool run_seek_stream;
 
 static void run_fd(struct run *run, int fd, bool keep)
 {
 	struct wsnap_reader_opts opts = {.keep_data = keep,
-					 .no_seek = run_no_seek};
+					 .no_seek = run_no_seek,
+					 .seek_stream = run_seek_stream};
 
 	memset(run, 0, sizeof(*run));
 	run->st = wsnap_reader_run(fd, &opts, record_cb, &run->rec, &run->res,
@@ -1043,6 +1046,30 @@ static void test_reader_gzip_file_in_place(void **state)
 	run_bytes(&run, c, clen, SRC_PIPE, false);
 	assert_null(run.res.seek);
 	run_release(&run);
+	/* unless asked (a remote object's copy), and then only without
+	 * keep_data: the same table as the file's, for the object's source */
+	run_seek_stream = true;
+	run_bytes(&run, c, clen, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_non_null(run.res.seek);
+	assert_int_equal(run.res.seek->stream_size, len);
+	assert_int_equal(run.res.seek->in_size, clen);
+	assert_int_equal(wsnap_source_memory(c, clen, &src), 0);
+	assert_int_equal(wsnap_stream_seekable(src, run.res.seek, 0, &st), 0);
+	run.res.seek = NULL;
+	got = malloc(len);
+	assert_non_null(got);
+	assert_int_equal(wsnap_stream_read(st, got, len, 0), 0);
+	assert_memory_equal(got, tar, len);
+	wsnap_stream_free(st);
+	free(got);
+	run_release(&run);
+	run_bytes(&run, c, clen, SRC_PIPE, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_null(run.res.seek);
+	assert_true(run.res.spilled);
+	run_release(&run);
+	run_seek_stream = false;
 	assert_int_equal(rmdir(dir), 0);
 	free(dir);
 	free(c);
