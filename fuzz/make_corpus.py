@@ -142,7 +142,13 @@ def gen_valid():
     table = (0x184D2A5E).to_bytes(4, "little") + \
         (len(entries) + len(footer)).to_bytes(4, "little") + entries + footer
     seed("ok-zstd-seekable", frames[0] + skip + frames[1] + table)
-    seed("ok-xz-streams", t.xz(small[:half]) + b"\0" * 4 + t.xz(small[half:]))
+    # (stream padding may end the file; before another stream it is
+    # refused: Python's lzma stops at it and tarfile sees less)
+    seed("ok-xz-streams", t.xz(small[:half]) + t.xz(small[half:]))
+    seed("ok-xz-streams-padded-end",
+         t.xz(small[:half]) + t.xz(small[half:]) + b"\0" * 8)
+    seed("xz-streams-padded", t.xz(small[:half]) + b"\0" * 4 +
+         t.xz(small[half:]))
     # keep_data from a memfd and from a pipe (spill), compressed too
     seed("cfg-keep-data", cfg(["keep_data", "compare"]) + tree)
     seed("cfg-keep-data-pipe", cfg(["keep_data", "pipe"]) + t.gz(tree))

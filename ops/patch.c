@@ -25,12 +25,12 @@
 #include "patch.h"
 
 #include <errno.h>
-#include <git2.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "git_dl.h"
 #include "grow.h"
 #include "patch_private.h"
 
@@ -232,17 +232,21 @@ enum wsnap_status wsnap_patch_new(struct wsnap_patch **out,
 }
 
 /*
- * libgit2 is started for the first diff only: starting it loads its TLS
- * library and certificates (some 20 ms), which two equal snapshots need
- * not pay.
+ * libgit2 is loaded and started for the first diff only: starting it loads its
+ * TLS library and certificates (some 20 ms), which two equal snapshots need not
+ * pay.
  */
 static enum wsnap_status git_start(struct wsnap_patch *p,
 				   struct wsnap_error *err)
 {
 	const git_error *e;
+	const char *why;
 
 	if (p->git_started)
 		return WSNAP_OK;
+	if (wsnap_git_load(&why) != 0)
+		return wsnap_error_io(err, 0, NULL, "cannot load libgit2 (%s)",
+				      why);
 	if (git_libgit2_init() < 0) {
 		e = git_error_last();
 		return wsnap_error_io(err, 0, NULL, "cannot start libgit2 (%s)",

@@ -88,6 +88,7 @@ void wsnap_index_free(struct wsnap_index *idx)
 {
 	if (!idx)
 		return;
+	wsnap_index_digests_stop(idx->digests);
 	if (idx->data_fd >= 0)
 		close(idx->data_fd);
 	wsnap_stream_free(idx->stream);
@@ -629,6 +630,7 @@ void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s)
 	if (idx->stream != s)
 		wsnap_stream_free(idx->stream);
 	idx->stream = s;
+	wsnap_index_digests_watch(idx);
 }
 
 /* The seekable stream of t over src as idx's data; takes over both. */

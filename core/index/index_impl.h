@@ -93,6 +93,19 @@ int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
 const struct wsnap_seek_table *
 wsnap_index_seek_table(const struct wsnap_index *idx);
 
+/*
+ * Has idx's stream, if it keeps what it fetches (stream.h set_data_check),
+ * check the digests of every chunk that arrives whole (sidecar.c
+ * check_filled): no-op without digests or such a stream, or without
+ * memory (reads then hash by themselves). Before the first read.
+ */
+void wsnap_index_digests_watch(struct wsnap_index *idx);
+
+/* Stops and joins the verify-ahead thread of d (sidecar.c), if one runs:
+ * before what it reads (the data descriptor, the stream) goes. NULL does
+ * nothing. */
+void wsnap_index_digests_stop(struct wsnap_index_digests *d);
+
 /* Frees a digest table (sidecar.c). NULL does nothing. */
 void wsnap_index_digests_free(struct wsnap_index_digests *d);
 

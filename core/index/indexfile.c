@@ -77,11 +77,15 @@ enum meta_field {
 };
 
 /*
- * The revision of the node record's layout, beyond its size: 1 since the
- * union of nchildren and sparse and the removal of nsubdirs. A cache entry
- * of another revision is a miss (rebuilt); sidecars do not hold records.
+ * The revision of a cache entry beyond its record sizes: of the node
+ * record's layout, and of what the reader accepts, since an entry is a
+ * verdict that is never judged again. A cache entry of another revision is
+ * a miss (rebuilt); sidecars do not hold records and their members are
+ * judged again. 1: the union of nchildren and sparse, nsubdirs removed.
+ * 2: xz stream padding before another stream refused (an older wsnap's
+ * entry holds such an archive as accepted). At most 15.
  */
-#define ENTRY_LAYOUT 1u
+#define ENTRY_REVISION 2u
 
 static uint32_t entry_abi(void)
 {
@@ -92,7 +96,8 @@ static uint32_t entry_abi(void)
 	return (uint32_t)sizeof(struct wsnap_node) |
 	       (uint32_t)sizeof(struct wsnap_index_run) << 8 |
 	       (uint32_t)sizeof(struct wsnap_index_sparse) << 16 |
-	       (uint32_t)(little ? 1 : 2) << 24 | (uint32_t)ENTRY_LAYOUT << 28;
+	       (uint32_t)(little ? 1 : 2) << 24 |
+	       (uint32_t)ENTRY_REVISION << 28;
 }
 
 static void id_fields(const struct wsnap_fileid *id, uint64_t f[7])

@@ -90,8 +90,53 @@ enum meta_field {
  * read error may pass): a waiter takes the failed flight's result when
  * that flight was the only one to end on its stripe since it began to
  * wait, else it tries the chunk itself.
+ *
+ * Verify on fill: a stream that keeps what it reads (a remote object's
+ * chunk cache, stream.h set_data_check) shows every piece it fetches to
+ * check_filled, in the thread that fetched it (a read-ahead thread, ahead
+ * of the reader), which hashes there, from the bytes that will be served,
+ * each chunk of a file that lies whole in the piece. A piece with a chunk
+ * that does not match never enters the cache. Such a check is a flight as
+ * above but never waits (the fetching thread must not wait for a reader
+ * that may be waiting for it): a chunk with a flight on is left to that
+ * flight. A reader first has the stream fill the chunk (fill: no copy),
+ * then finds it verified, and hashes it itself only when the pieces cut
+ * it. Files are found by offset in spans, sorted, apart (a table that is
+ * not gets no such check).
  */
 #define VERIFY_STRIPES 64u
+#define VERIFY_BUFS    4u /* chunk buffers kept for reader-side hashing */
+
+/*
+ * Verify ahead, for data that is not checked on fill (a local archive):
+ * when a reader verifies the chunk after the last one verified of the
+ * same file, the next VERIFY_AHEAD chunks are queued for one background
+ * thread (started on first need, again in a forked child), which verifies
+ * them as a reader would (the same flights: a reader that gets there
+ * first waits for it, or takes the chunk itself), so that the reader
+ * mostly finds its chunk verified while the thread hashes the next.
+ */
+#define VERIFY_AHEAD 4u
+#define AHEAD_QMAX   8u
+
+struct ahead_job {
+	uint32_t ino;
+	uint64_t k;
+};
+
+struct verify_ahead {
+	pthread_mutex_t lock;
+	pthread_cond_t work;
+	const struct wsnap_index *idx;
+	struct ahead_job q[AHEAD_QMAX];
+	unsigned qhead, qn;
+	uint32_t last_ino;  /* the file of the last chunk a reader verified */
+	uint64_t last_k;    /* and that chunk */
+	uint64_t queued_to; /* chunks of last_ino before this are queued */
+	pthread_t thread;
+	bool running, stop;
+	pid_t pid;
+};
 
 struct verify_stripe {
 	pthread_mutex_t lock;
@@ -110,6 +155,20 @@ struct wsnap_index_digests {
 	_Atomic uint64_t hashed;    /* chunks read and hashed */
 	bool stripes_ready;
 	struct verify_stripe stripes[VERIFY_STRIPES];
+	/* regular files with stored data by offset (check_filled) */
+	struct digest_span *spans;
+	size_t nspans;
+	/* buffers of WSNAP_SIDECAR_CHUNK bytes for hash_chunk */
+	pthread_mutex_t bufs_lock;
+	unsigned char *bufs[VERIFY_BUFS];
+	unsigned nbufs;
+	struct verify_ahead ahead;
+	bool ahead_ready;
+};
+
+struct digest_span {
+	uint64_t off, stored;
+	uint32_t ino;
 };
 
 struct wsnap_sidecar {
@@ -141,11 +200,21 @@ void wsnap_index_digests_free(struct wsnap_index_digests *d)
 {
 	if (!d)
 		return;
-	if (d->stripes_ready)
+	wsnap_index_digests_stop(d);
+	if (d->ahead_ready) {
+		pthread_mutex_destroy(&d->ahead.lock);
+		pthread_cond_destroy(&d->ahead.work);
+	}
+	if (d->stripes_ready) {
 		for (unsigned i = 0; i < VERIFY_STRIPES; i++) {
 			pthread_mutex_destroy(&d->stripes[i].lock);
 			pthread_cond_destroy(&d->stripes[i].done);
 		}
+		pthread_mutex_destroy(&d->bufs_lock);
+	}
+	while (d->nbufs)
+		free(d->bufs[--d->nbufs]);
+	free(d->spans);
 	free(d->sha);
 	free(d->first);
 	free((void *)d->verified);
@@ -171,8 +240,20 @@ static struct wsnap_index_digests *digests_new(void)
 		}
 	}
 	if (i == VERIFY_STRIPES) {
-		d->stripes_ready = true;
-		return d;
+		if (pthread_mutex_init(&d->bufs_lock, NULL) == 0) {
+			d->stripes_ready = true;
+			/* without it, no verify-ahead: reads hash by themselves
+			 */
+			if (pthread_mutex_init(&d->ahead.lock, NULL) == 0) {
+				if (pthread_cond_init(&d->ahead.work, NULL) ==
+				    0)
+					d->ahead_ready = true;
+				else
+					pthread_mutex_destroy(&d->ahead.lock);
+			}
+			d->ahead.pid = getpid();
+			return d;
+		}
 	}
 	while (i-- > 0) {
 		pthread_mutex_destroy(&d->stripes[i].lock);
@@ -208,29 +289,222 @@ static uint64_t node_stored(const struct wsnap_index *idx,
 	return last->stored + last->length;
 }
 
+/* Bytes of chunk k of a file of stored bytes. */
+static size_t chunk_len(uint64_t stored, uint64_t k)
+{
+	uint64_t at = k * WSNAP_SIDECAR_CHUNK;
+
+	return (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
+				? stored - at
+				: WSNAP_SIDECAR_CHUNK);
+}
+
+/* Whether data of len bytes is what digest bit says: 0 or -EIO. */
+static int hash_check(struct wsnap_index_digests *d, uint64_t bit,
+		      const void *data, size_t len)
+{
+	unsigned char md[DIGEST_LEN];
+
+	atomic_fetch_add(&d->hashed, 1);
+	if (!sha256(data, len, md) ||
+	    memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
+		return -EIO;
+	return 0;
+}
+
+/* A buffer of WSNAP_SIDECAR_CHUNK bytes (kept or new), NULL without
+ * memory; back with buf_put. Kept ones are mapped and faulted in already. */
+static unsigned char *buf_get(struct wsnap_index_digests *d)
+{
+	unsigned char *b = NULL;
+
+	pthread_mutex_lock(&d->bufs_lock);
+	if (d->nbufs)
+		b = d->bufs[--d->nbufs];
+	pthread_mutex_unlock(&d->bufs_lock);
+	return b ? b : malloc(WSNAP_SIDECAR_CHUNK);
+}
+
+static void buf_put(struct wsnap_index_digests *d, unsigned char *b)
+{
+	if (!b)
+		return;
+	pthread_mutex_lock(&d->bufs_lock);
+	if (d->nbufs < VERIFY_BUFS) {
+		d->bufs[d->nbufs++] = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&d->bufs_lock);
+	free(b);
+}
+
 /* Reads chunk k of file n (digest bit) and checks it: 0 or -errno. */
 static int hash_chunk(const struct wsnap_index *idx,
 		      struct wsnap_index_digests *d, const struct wsnap_node *n,
 		      uint64_t stored, uint64_t k, uint64_t bit,
 		      unsigned char **buf)
 {
-	unsigned char md[DIGEST_LEN];
-	uint64_t at = k * WSNAP_SIDECAR_CHUNK;
-	size_t clen = (size_t)(stored - at < WSNAP_SIDECAR_CHUNK
-				       ? stored - at
-				       : WSNAP_SIDECAR_CHUNK);
+	size_t clen = chunk_len(stored, k);
 	ssize_t r;
 
-	if (!*buf && !(*buf = malloc(WSNAP_SIDECAR_CHUNK)))
+	if (!*buf && !(*buf = buf_get(d)))
 		return -ENOMEM;
-	atomic_fetch_add(&d->hashed, 1);
-	r = wsnap_index_read_stored(idx, *buf, clen, n->offset + at);
+	r = wsnap_index_read_stored(idx, *buf, clen,
+				    n->offset + k * WSNAP_SIDECAR_CHUNK);
 	if (r < 0)
 		return (int)r;
-	if ((size_t)r != clen || !sha256(*buf, clen, md) ||
-	    memcmp(md, d->sha + bit * DIGEST_LEN, DIGEST_LEN))
+	if ((size_t)r != clen)
 		return -EIO;
+	return hash_check(d, bit, *buf, clen);
+}
+
+/* Ends the flight on bit (its stripe's lock held) with result rc. */
+static void flight_end(struct wsnap_index_digests *d, struct verify_stripe *sp,
+		       uint64_t bit, int rc)
+{
+	uint64_t mask = (uint64_t)1 << (bit % 64), w = bit / 64;
+
+	if (rc == 0)
+		atomic_fetch_or(&d->verified[w], mask);
+	atomic_fetch_and(&d->busy[w], ~mask);
+	sp->ended++;
+	sp->last_bit = bit;
+	sp->last_rc = rc;
+	pthread_cond_broadcast(&sp->done);
+}
+
+/*
+ * The check on fill of chunk bit from data (len bytes): 0 when verified
+ * (here or before) or when another flight is on it (which decides), -EIO
+ * on a mismatch. Never waits but for the stripe's lock.
+ */
+static int verify_from(struct wsnap_index_digests *d, uint64_t bit,
+		       const void *data, size_t len)
+{
+	struct verify_stripe *sp = &d->stripes[bit % VERIFY_STRIPES];
+	uint64_t mask = (uint64_t)1 << (bit % 64), w = bit / 64;
+	int rc;
+
+	if (atomic_load(&d->verified[w]) & mask)
+		return 0;
+	pthread_mutex_lock(&sp->lock);
+	if (atomic_fetch_or(&d->busy[w], mask) & mask) {
+		pthread_mutex_unlock(&sp->lock); /* another flight's */
+		return 0;
+	}
+	if (atomic_load(&d->verified[w]) & mask) {
+		/* done since the test above */
+		atomic_fetch_and(&d->busy[w], ~mask);
+		pthread_mutex_unlock(&sp->lock);
+		return 0;
+	}
+	pthread_mutex_unlock(&sp->lock);
+	rc = hash_check(d, bit, data, len);
+	pthread_mutex_lock(&sp->lock);
+	flight_end(d, sp, bit, rc);
+	pthread_mutex_unlock(&sp->lock);
+	return rc;
+}
+
+/* The first span that ends after off (d->nspans when none). */
+static size_t span_after(const struct wsnap_index_digests *d, uint64_t off)
+{
+	size_t lo = 0, hi = d->nspans;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->spans[mid].off + d->spans[mid].stored <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* wsnap_data_check_fn over the digests of idx (stream.h). */
+static int check_filled(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	const struct wsnap_index *idx = ctx;
+	struct wsnap_index_digests *d = idx->digests;
+	uint64_t end = off + len, k, cs, ce;
+	size_t i;
+	int rc;
+
+	for (i = span_after(d, off); i < d->nspans && d->spans[i].off < end;
+	     i++) {
+		const struct digest_span *sp = &d->spans[i];
+
+		/* the first chunk that starts at or after off */
+		k = off > sp->off ? (off - sp->off + WSNAP_SIDECAR_CHUNK - 1) /
+					    WSNAP_SIDECAR_CHUNK
+				  : 0;
+		for (; k * WSNAP_SIDECAR_CHUNK < sp->stored; k++) {
+			cs = sp->off + k * WSNAP_SIDECAR_CHUNK;
+			ce = cs + chunk_len(sp->stored, k);
+			if (ce > end)
+				break;
+			rc = verify_from(d, d->first[sp->ino - 1] + k,
+					 (const char *)data + (cs - off),
+					 (size_t)(ce - cs));
+			if (rc)
+				return rc;
+		}
+	}
 	return 0;
+}
+
+static int span_cmp(const void *a, const void *b)
+{
+	const struct digest_span *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The spans of idx's files: false (and none) without memory or when two
+ * overlap. */
+static bool spans_make(const struct wsnap_index *idx,
+		       struct wsnap_index_digests *d)
+{
+	size_t n = 0, i;
+	uint32_t ino;
+
+	for (ino = 1; ino <= idx->count; ino++)
+		n += idx->nodes[ino - 1].type == WSNAP_TYPE_FILE;
+	d->spans = malloc((n ? n : 1) * sizeof(*d->spans));
+	if (!d->spans)
+		return false;
+	for (ino = 1; ino <= idx->count; ino++) {
+		const struct wsnap_node *nd = &idx->nodes[ino - 1];
+		uint64_t st;
+
+		if (nd->type != WSNAP_TYPE_FILE)
+			continue;
+		st = node_stored(idx, nd);
+		if (st)
+			d->spans[d->nspans++] = (struct digest_span){
+				.off = nd->offset, .stored = st, .ino = ino};
+	}
+	qsort(d->spans, d->nspans, sizeof(*d->spans), span_cmp);
+	for (i = 1; i < d->nspans; i++)
+		if (d->spans[i].off <
+		    d->spans[i - 1].off + d->spans[i - 1].stored) {
+			free(d->spans);
+			d->spans = NULL;
+			d->nspans = 0;
+			return false;
+		}
+	return true;
+}
+
+void wsnap_index_digests_watch(struct wsnap_index *idx)
+{
+	struct wsnap_stream *s = idx ? idx->stream : NULL;
+
+	if (!s || !idx->digests || !s->ops->set_data_check || !s->ops->fill ||
+	    idx->digests->spans || !spans_make(idx, idx->digests))
+		return;
+	s->ops->set_data_check(s, check_filled, idx);
 }
 
 /* Chunk k of file n verified once: hashed here, or by the flight on it. */
@@ -241,10 +515,21 @@ static int verify_chunk(const struct wsnap_index *idx,
 {
 	struct verify_stripe *sp = &d->stripes[bit % VERIFY_STRIPES];
 	uint64_t mask = (uint64_t)1 << (bit % 64), w = bit / 64, seen;
+	struct wsnap_stream *s = idx->stream;
 	int rc;
 
 	if (atomic_load(&d->verified[w]) & mask)
 		return 0;
+	/* a stream that checks what it fetches (check_filled): fetched and
+	 * hashed there, most often ahead of us */
+	if (s && d->spans && s->ops->fill) {
+		rc = s->ops->fill(s, chunk_len(stored, k),
+				  n->offset + k * WSNAP_SIDECAR_CHUNK);
+		if (rc)
+			return rc;
+		if (atomic_load(&d->verified[w]) & mask)
+			return 0;
+	}
 	pthread_mutex_lock(&sp->lock);
 	while (atomic_fetch_or(&d->busy[w], mask) & mask) {
 		seen = sp->ended;
@@ -269,15 +554,118 @@ static int verify_chunk(const struct wsnap_index *idx,
 	pthread_mutex_unlock(&sp->lock);
 	rc = hash_chunk(idx, d, n, stored, k, bit, buf);
 	pthread_mutex_lock(&sp->lock);
-	if (rc == 0)
-		atomic_fetch_or(&d->verified[w], mask);
-	atomic_fetch_and(&d->busy[w], ~mask);
-	sp->ended++;
-	sp->last_bit = bit;
-	sp->last_rc = rc;
-	pthread_cond_broadcast(&sp->done);
+	flight_end(d, sp, bit, rc);
 	pthread_mutex_unlock(&sp->lock);
 	return rc;
+}
+
+static void *ahead_main(void *arg)
+{
+	struct wsnap_index_digests *d = arg;
+	struct verify_ahead *a = &d->ahead;
+	unsigned char *buf = NULL;
+	struct ahead_job j;
+
+	pthread_mutex_lock(&a->lock);
+	for (;;) {
+		while (!a->stop && a->qn == 0)
+			pthread_cond_wait(&a->work, &a->lock);
+		if (a->stop)
+			break;
+		j = a->q[a->qhead];
+		a->qhead = (a->qhead + 1) % AHEAD_QMAX;
+		a->qn--;
+		pthread_mutex_unlock(&a->lock);
+		{
+			const struct wsnap_node *n =
+				wsnap_index_node(a->idx, j.ino);
+
+			/* an error is the reader's to meet, not ours */
+			(void)verify_chunk(a->idx, d, n, node_stored(a->idx, n),
+					   j.k, d->first[j.ino - 1] + j.k,
+					   &buf);
+		}
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	buf_put(d, buf);
+	return NULL;
+}
+
+/* A reader verified chunks up to kend of file ino (of chunks in all):
+ * queues the next ones when that continues the last such read. */
+static void ahead_note(const struct wsnap_index *idx,
+		       struct wsnap_index_digests *d, uint32_t ino, uint64_t k0,
+		       uint64_t kend, uint64_t chunks)
+{
+	struct verify_ahead *a = &d->ahead;
+	uint64_t k, to, mask, w, bit;
+	bool seq;
+
+	if (!d->ahead_ready)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->pid != getpid()) {
+		/* a forked child: the thread is the parent's */
+		a->running = false;
+		a->qn = 0;
+		a->pid = getpid();
+	}
+	/* near where the last read was (one chunk behind it too: reads the
+	 * kernel sent together arrive out of order) */
+	seq = ino == a->last_ino && k0 <= a->last_k + 1 &&
+	      kend + 1 >= a->last_k;
+	if (!seq) {
+		a->last_ino = ino;
+		a->last_k = kend;
+		a->queued_to = kend + 1;
+		goto out;
+	}
+	if (kend > a->last_k)
+		a->last_k = kend;
+	if (a->stop)
+		goto out;
+	if (!a->running) {
+		a->idx = idx;
+		if (pthread_create(&a->thread, NULL, ahead_main, d) != 0)
+			goto out;
+		a->running = true;
+	}
+	k = kend + 1 > a->queued_to ? kend + 1 : a->queued_to;
+	to = kend + 1 + VERIFY_AHEAD < chunks ? kend + 1 + VERIFY_AHEAD
+					      : chunks;
+	for (; k < to && a->qn < AHEAD_QMAX; k++) {
+		bit = d->first[ino - 1] + k;
+		mask = (uint64_t)1 << (bit % 64);
+		w = bit / 64;
+		if (!(atomic_load(&d->verified[w]) & mask)) {
+			a->q[(a->qhead + a->qn) % AHEAD_QMAX] =
+				(struct ahead_job){ino, k};
+			a->qn++;
+		}
+		a->queued_to = k + 1;
+	}
+	pthread_cond_signal(&a->work);
+out:
+	pthread_mutex_unlock(&a->lock);
+}
+
+void wsnap_index_digests_stop(struct wsnap_index_digests *d)
+{
+	struct verify_ahead *a = d ? &d->ahead : NULL;
+	bool join;
+
+	if (!d || !d->ahead_ready)
+		return;
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	a->qn = 0;
+	join = a->running && a->pid == getpid();
+	a->running = false;
+	pthread_cond_broadcast(&a->work);
+	pthread_mutex_unlock(&a->lock);
+	if (join)
+		pthread_join(a->thread, NULL);
 }
 
 int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
@@ -303,7 +691,11 @@ int wsnap_index_verify(const struct wsnap_index *idx, uint32_t ino,
 	for (k = s0 / WSNAP_SIDECAR_CHUNK; k <= kend && !rc; k++)
 		rc = verify_chunk(idx, d, n, stored, k, d->first[ino - 1] + k,
 				  &buf);
-	free(buf);
+	buf_put(d, buf);
+	/* a stream that checks on fill reads ahead by itself */
+	if (rc == 0 && !d->spans)
+		ahead_note(idx, d, ino, s0 / WSNAP_SIDECAR_CHUNK, kend,
+			   chunks_of(stored));
 	return rc;
 }
 

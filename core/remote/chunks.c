@@ -7,6 +7,13 @@
  * copy out of it without the mutex while they hold a reference, which
  * keeps it from being dropped. The list is short (the budget over a chunk
  * or a small extent), so lookups are a linear scan.
+ *
+ * Memory: bytes counts the buffers of the entries (their capacity) and
+ * pooled those kept for reuse; an insert first drops what must go to make
+ * room, takes a kept buffer of its size class if there is one, then frees
+ * kept ones until entries and pool together are within the budget again
+ * (entries in use excepted, as before). A buffer is of class k (k = 0, 1)
+ * when it holds (k + 1) chunks and the entry needs more than k + 1/2.
  */
 #include "chunks.h"
 
@@ -21,6 +28,7 @@
 #define AHEAD_THREADS 2
 #define AHEAD_PIECE   2 /* chunks per read-ahead request */
 #define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
+#define POOL_CLASSES  2 /* buffers of 1 and of 2 chunks */
 
 enum entry_state { E_FETCHING, E_READY, E_FAILED };
 
@@ -28,11 +36,15 @@ struct entry {
 	struct entry *prev, *next;
 	uint64_t start, len;
 	char *data;
+	uint64_t cap; /* bytes of data */
+	int cls;      /* its pool class, -1 none */
 	enum entry_state state;
 	uint64_t filled; /* leading bytes of data that are final */
 	int err;
 	unsigned refs;
 	uint64_t used;
+	bool consumed;	  /* a sequential read copied its last byte */
+	unsigned partial; /* readers waiting for part of it */
 };
 
 struct wsnap_chunks {
@@ -43,6 +55,11 @@ struct wsnap_chunks {
 	uint64_t size, budget, bytes, tick;
 	wsnap_chunk_fetch_fn fn;
 	void *ctx;
+	wsnap_chunk_check_fn check;
+	void *check_ctx;
+	char *pool[POOL_CLASSES][WSNAP_CHUNK_POOL];
+	unsigned npool[POOL_CLASSES];
+	uint64_t pooled;
 	uint64_t seq_next;
 	unsigned window;
 	unsigned ahead_max; /* what fits in the budget beside the chunk read */
@@ -88,6 +105,35 @@ static struct entry *find(struct wsnap_chunks *c, uint64_t off, uint64_t *next)
 	return NULL;
 }
 
+static uint64_t class_cap(int cls)
+{
+	return (uint64_t)(cls + 1) * WSNAP_CHUNK;
+}
+
+/* The pool class of a buffer for len bytes, -1 for none. */
+static int class_of(uint64_t len)
+{
+	int k;
+
+	for (k = 0; k < POOL_CLASSES; k++)
+		if (len > class_cap(k) - WSNAP_CHUNK / 2 && len <= class_cap(k))
+			return k;
+	return -1;
+}
+
+/* Frees kept buffers until entries and pool are within budget with room
+ * for more bytes. */
+static void pool_trim(struct wsnap_chunks *c, uint64_t more)
+{
+	int k;
+
+	for (k = POOL_CLASSES - 1; k >= 0; k--)
+		while (c->npool[k] && c->bytes + c->pooled + more > c->budget) {
+			free(c->pool[k][--c->npool[k]]);
+			c->pooled -= class_cap(k);
+		}
+}
+
 static void drop(struct wsnap_chunks *c, struct entry *e)
 {
 	if (e->prev)
@@ -96,8 +142,14 @@ static void drop(struct wsnap_chunks *c, struct entry *e)
 		c->head = e->next;
 	if (e->next)
 		e->next->prev = e->prev;
-	c->bytes -= e->len;
-	free(e->data);
+	c->bytes -= e->cap;
+	if (e->cls >= 0 && c->npool[e->cls] < WSNAP_CHUNK_POOL) {
+		c->pool[e->cls][c->npool[e->cls]++] = e->data;
+		c->pooled += e->cap;
+		pool_trim(c, 0);
+	} else {
+		free(e->data);
+	}
 	free(e);
 }
 
@@ -107,10 +159,11 @@ static void unref(struct wsnap_chunks *c, struct entry *e)
 		drop(c, e);
 }
 
-/* Drops least recently used entries no one holds until within budget. */
-static void evict(struct wsnap_chunks *c)
+/* Drops least recently used entries no one holds until within budget with
+ * room for more bytes. */
+static void evict(struct wsnap_chunks *c, uint64_t more)
 {
-	while (c->bytes > c->budget) {
+	while (c->bytes + more > c->budget) {
 		struct entry *e, *lru = NULL;
 
 		for (e = c->head; e; e = e->next)
@@ -128,11 +181,21 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 			    uint64_t end)
 {
 	struct entry *e = calloc(1, sizeof(*e));
+	int k = class_of(end - start);
 
-	if (!e || !(e->data = malloc(end - start))) {
+	if (!e)
+		return NULL;
+	e->cls = k;
+	e->cap = k >= 0 ? class_cap(k) : end - start;
+	evict(c, e->cap);
+	if (k >= 0 && c->npool[k]) {
+		e->data = c->pool[k][--c->npool[k]];
+		c->pooled -= e->cap;
+	} else if (!(e->data = malloc(e->cap))) {
 		free(e);
 		return NULL;
 	}
+	pool_trim(c, e->cap);
 	e->start = start;
 	e->len = end - start;
 	e->state = E_FETCHING;
@@ -142,8 +205,7 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 	if (c->head)
 		c->head->prev = e;
 	c->head = e;
-	c->bytes += e->len;
-	evict(c);
+	c->bytes += e->cap;
 	return e;
 }
 
@@ -160,7 +222,9 @@ static void filled_cb(void *p, size_t n)
 	pthread_mutex_lock(&f->c->lock);
 	if (n > f->e->filled && n <= f->e->len) {
 		f->e->filled = n;
-		pthread_cond_broadcast(&f->c->done);
+		/* only readers of part of it care before it is whole */
+		if (f->e->partial)
+			pthread_cond_broadcast(&f->c->done);
 	}
 	pthread_mutex_unlock(&f->c->lock);
 }
@@ -169,10 +233,14 @@ static void filled_cb(void *p, size_t n)
 static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 {
 	struct filling f = {c, e};
+	wsnap_chunk_check_fn check = c->check;
+	void *cctx = c->check_ctx;
 	int rc;
 
 	pthread_mutex_unlock(&c->lock);
 	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, filled_cb, &f);
+	if (rc == 0 && check)
+		rc = check(cctx, e->start, e->data, (size_t)e->len);
 	pthread_mutex_lock(&c->lock);
 	e->state = rc ? E_FAILED : E_READY;
 	e->err = rc;
@@ -202,7 +270,7 @@ static void after_fork(struct wsnap_chunks *c)
  * end (or its own end) filled (made for [off, end) when there is none): 0,
  * or the fetch's error. */
 static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
-	       struct entry **out)
+	       bool whole, struct entry **out)
 {
 	uint64_t s, t, next;
 	struct entry *e;
@@ -218,8 +286,12 @@ static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 
 		e->refs++;
 		e->used = ++c->tick;
-		while (e->state == E_FETCHING && e->filled < need)
+		if (!whole)
+			e->partial++;
+		while (e->state == E_FETCHING && (whole || e->filled < need))
 			pthread_cond_wait(&c->done, &c->lock);
+		if (!whole)
+			e->partial--;
 		if (e->state == E_FAILED)
 			rc = e->err;
 	} else {
@@ -238,11 +310,13 @@ static int get(struct wsnap_chunks *c, uint64_t off, uint64_t end, int big,
 	return rc;
 }
 
-static void put(struct wsnap_chunks *c, struct entry *e)
+static void put(struct wsnap_chunks *c, struct entry *e, bool consumed)
 {
 	pthread_mutex_lock(&c->lock);
+	if (consumed)
+		e->consumed = true;
 	unref(c, e);
-	evict(c);
+	evict(c, 0);
 	pthread_mutex_unlock(&c->lock);
 }
 
@@ -275,7 +349,20 @@ static void *ahead_main(void *arg)
 static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 {
 	uint64_t limit = p + (uint64_t)n * WSNAP_CHUNK, q = p, t, next;
-	struct entry *e;
+	struct entry *e, *en;
+
+	/* drop-behind: what a sequential read has gone past (by two chunks,
+	 * for reads the kernel sent together and we serve out of order)
+	 * gives its buffer to the read-ahead that follows, while the pool
+	 * has room for it; the kernel's page cache keeps what was read */
+	for (e = c->head; e; e = en) {
+		en = e->next;
+		if (e->consumed && e->refs == 0 && e->state == E_READY &&
+		    e->cls >= 0 && c->npool[e->cls] < WSNAP_CHUNK_POOL &&
+		    e->start + e->len <= p &&
+		    p - (e->start + e->len) >= 2 * WSNAP_CHUNK)
+			drop(c, e);
+	}
 
 	if (limit > c->size)
 		limit = c->size;
@@ -289,6 +376,12 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 		c->nthreads++;
 	if (c->nthreads == 0)
 		return;
+	/* whole chunks from q, where what is there ends: the pieces keep the
+	 * alignment of the entries before them (a sidecar's chunks, which
+	 * the check on fill hashes only when they lie whole in a piece) */
+	limit = q + (limit - q + WSNAP_CHUNK - 1) / WSNAP_CHUNK * WSNAP_CHUNK;
+	if (limit > c->size)
+		limit = c->size;
 	if (next > limit)
 		next = limit;
 	while (q < next && c->qn < QUEUE_MAX) {
@@ -305,8 +398,9 @@ static void read_ahead(struct wsnap_chunks *c, uint64_t p, unsigned n)
 	pthread_cond_broadcast(&c->work);
 }
 
-ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
-			  uint64_t off)
+/* wsnap_chunks_read into buf, or wsnap_chunks_fill when buf is NULL. */
+static ssize_t read_or_fill(struct wsnap_chunks *c, void *buf, size_t len,
+			    uint64_t off)
 {
 	uint64_t pos, end;
 	struct entry *e;
@@ -343,14 +437,16 @@ ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 	end = off + len;
 	while (done < len) {
 		pos = off + done;
-		rc = get(c, pos, end, big, &e);
+		rc = get(c, pos, end, big, !buf, &e);
 		if (rc)
 			return rc;
 		n = e->start + e->len - pos < end - pos
 			    ? (size_t)(e->start + e->len - pos)
 			    : (size_t)(end - pos);
-		memcpy((char *)buf + done, e->data + (pos - e->start), n);
-		put(c, e);
+		if (buf)
+			memcpy((char *)buf + done, e->data + (pos - e->start),
+			       n);
+		put(c, e, buf && seq && pos + n == e->start + e->len);
 		done += n;
 	}
 	if (big && window) {
@@ -360,6 +456,28 @@ ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 		pthread_mutex_unlock(&c->lock);
 	}
 	return (ssize_t)len;
+}
+
+ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
+			  uint64_t off)
+{
+	return read_or_fill(c, buf, len, off);
+}
+
+int wsnap_chunks_fill(struct wsnap_chunks *c, size_t len, uint64_t off)
+{
+	ssize_t r = read_or_fill(c, NULL, len, off);
+
+	return r < 0 ? (int)r : 0;
+}
+
+void wsnap_chunks_set_check(struct wsnap_chunks *c, wsnap_chunk_check_fn fn,
+			    void *ctx)
+{
+	pthread_mutex_lock(&c->lock);
+	c->check = fn;
+	c->check_ctx = ctx;
+	pthread_mutex_unlock(&c->lock);
 }
 
 int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
@@ -406,8 +524,10 @@ void wsnap_chunks_free(struct wsnap_chunks *c)
 	if (c->pid == getpid())
 		for (i = 0; i < c->nthreads; i++)
 			pthread_join(c->threads[i], NULL);
+	c->budget = 0;
 	while (c->head)
 		drop(c, c->head);
+	pool_trim(c, 0);
 	pthread_cond_destroy(&c->work);
 	pthread_cond_destroy(&c->done);
 	pthread_mutex_destroy(&c->lock);

@@ -20,7 +20,15 @@
  *    queued in requests of 2 chunks, fetched side by side by two
  *    background threads (started on first need, again after a fork);
  *  - entries take at most budget bytes (entries in use excepted), least
- *    recently used dropped first.
+ *    recently used dropped first; the buffers of dropped entries of a
+ *    chunk or two are kept for the next (at most WSNAP_CHUNK_POOL of
+ *    each), so that a sequential read does not map, fault in and unmap
+ *    fresh memory for every chunk;
+ *  - a checker (wsnap_chunks_set_check) sees every entry fetched, whole,
+ *    in the thread that fetched it (a read-ahead thread, ahead of the
+ *    reader), before any reader waiting for all of it goes on: one that
+ *    refuses it fails the entry, which is then fetched again when next
+ *    read.
  */
 #ifndef WSNAP_CHUNKS_H
 #define WSNAP_CHUNKS_H
@@ -32,6 +40,7 @@
 #define WSNAP_CHUNK	  (1u << 20)
 #define WSNAP_CHUNK_SMALL (16u << 10)
 #define WSNAP_CHUNK_AHEAD 8
+#define WSNAP_CHUNK_POOL  4
 
 /*
  * Fills buf with exactly len bytes at off: 0 or a negative errno. On the
@@ -54,6 +63,26 @@ int wsnap_chunks_new(uint64_t size, uint64_t budget, wsnap_chunk_fetch_fn fn,
  * bytes read, or a negative errno. */
 ssize_t wsnap_chunks_read(struct wsnap_chunks *c, void *buf, size_t len,
 			  uint64_t off);
+
+/*
+ * Checks the bytes [off, off + len) of an entry just fetched (data):
+ * 0, or a negative errno that fails the entry. Called without any lock of
+ * the cache, from any thread, never twice at once for the same bytes.
+ */
+typedef int (*wsnap_chunk_check_fn)(void *ctx, uint64_t off, const void *data,
+				    size_t len);
+
+/* Sets the checker of entries fetched from now on (NULL: none). Call it
+ * before the first read. */
+void wsnap_chunks_set_check(struct wsnap_chunks *c, wsnap_chunk_check_fn fn,
+			    void *ctx);
+
+/*
+ * What wsnap_chunks_read(c, -, len, off) does, without copying: returns
+ * once every entry holding the bytes wanted is whole and checked, 0, or a
+ * negative errno. The same read-ahead and sequential-read bookkeeping.
+ */
+int wsnap_chunks_fill(struct wsnap_chunks *c, size_t len, uint64_t off);
 
 /* Stops the read-ahead threads and frees everything; NULL does nothing. */
 void wsnap_chunks_free(struct wsnap_chunks *c);

@@ -10,7 +10,6 @@
  */
 #include "remote.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +27,7 @@
 #include <unistd.h>
 
 #include "chunks.h"
+#include "curl_dl.h"
 #include "fsutil.h"
 
 #define ETAG_MAX    256
@@ -40,10 +40,12 @@
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+static const char *curl_load_why; /* why libcurl could not be loaded */
 
 static void curl_init(void)
 {
-	curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+	if (wsnap_curl_load(&curl_load_why) == 0)
+		curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
 /* ---- targets ------------------------------------------------------------ */
@@ -374,6 +376,10 @@ static int target_init(struct target *t, const char *url,
 	memset(t, 0, sizeof(*t));
 	msg[0] = '\0';
 	pthread_once(&curl_once, curl_init);
+	if (curl_load_why) {
+		say(msg, "cannot load libcurl (%s)", curl_load_why);
+		return -ENOSYS;
+	}
 	if (curl_init_rc != CURLE_OK) {
 		say(msg, "cannot initialise libcurl");
 		return -ENOMEM;
@@ -872,6 +878,21 @@ static ssize_t remote_pread(struct wsnap_source *src, void *buf, size_t len,
 	return wsnap_chunks_read(r->chunks, buf, len, off);
 }
 
+static void remote_set_data_check(struct wsnap_source *src,
+				  wsnap_data_check_fn fn, void *ctx)
+{
+	wsnap_chunks_set_check(((struct remote *)src)->chunks, fn, ctx);
+}
+
+static int remote_fill(struct wsnap_source *src, size_t len, uint64_t off)
+{
+	struct remote *r = (struct remote *)src;
+
+	if (atomic_load(&r->changed))
+		return -EIO;
+	return wsnap_chunks_fill(r->chunks, len, off);
+}
+
 static int remote_check(struct wsnap_source *src)
 {
 	struct remote *r = (struct remote *)src;
@@ -898,6 +919,8 @@ static const struct wsnap_source_ops remote_ops = {
 	.pread = remote_pread,
 	.check = remote_check,
 	.destroy = remote_destroy,
+	.set_data_check = remote_set_data_check,
+	.fill = remote_fill,
 };
 
 bool wsnap_source_is_remote(const struct wsnap_source *src)

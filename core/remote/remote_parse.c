@@ -7,11 +7,12 @@
  */
 #include "remote.h"
 
-#include <curl/curl.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "curl_dl.h"
 
 static bool is_blank(char ch)
 {
@@ -213,7 +214,7 @@ char *wsnap_remote_label(const char *url)
 
 	if (strncasecmp(url, "s3://", 5) == 0)
 		return s3_label(url);
-	if (!wsnap_remote_is_url(url))
+	if (!wsnap_remote_is_url(url) || wsnap_curl_load(NULL) != 0)
 		return NULL;
 	u = curl_url();
 	if (!u)

@@ -167,6 +167,21 @@ static int plain_check(struct wsnap_stream *s)
 	return p->src->ops->check(p->src);
 }
 
+static void plain_set_data_check(struct wsnap_stream *s, wsnap_data_check_fn fn,
+				 void *ctx)
+{
+	struct plain_stream *p = (struct plain_stream *)s;
+
+	p->src->ops->set_data_check(p->src, fn, ctx);
+}
+
+static int plain_fill(struct wsnap_stream *s, size_t len, uint64_t off)
+{
+	struct plain_stream *p = (struct plain_stream *)s;
+
+	return p->src->ops->fill(p->src, len, off);
+}
+
 static void plain_destroy(struct wsnap_stream *s)
 {
 	struct plain_stream *p = (struct plain_stream *)s;
@@ -181,6 +196,15 @@ static const struct wsnap_stream_ops plain_ops = {
 	.destroy = plain_destroy,
 };
 
+/* a plain stream over a source that keeps what it reads */
+static const struct wsnap_stream_ops plain_keeping_ops = {
+	.pread = plain_pread,
+	.check = plain_check,
+	.destroy = plain_destroy,
+	.set_data_check = plain_set_data_check,
+	.fill = plain_fill,
+};
+
 int wsnap_stream_plain(struct wsnap_source *src, struct wsnap_stream **out)
 {
 	struct plain_stream *p = calloc(1, sizeof(*p));
@@ -190,7 +214,9 @@ int wsnap_stream_plain(struct wsnap_source *src, struct wsnap_stream **out)
 		wsnap_source_free(src);
 		return -ENOMEM;
 	}
-	p->base.ops = &plain_ops;
+	p->base.ops = src->ops->set_data_check && src->ops->fill
+			      ? &plain_keeping_ops
+			      : &plain_ops;
 	p->base.size = src->size;
 	p->src = src;
 	*out = &p->base;

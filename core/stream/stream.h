@@ -32,11 +32,31 @@
 #include <sys/types.h>
 
 struct wsnap_source;
+/*
+ * A check of bytes as they arrive from where they are stored
+ * (set_data_check): [off, off + len) is data; 0, or a negative errno when
+ * the bytes must not be used. Called from any thread, without locks.
+ */
+typedef int (*wsnap_data_check_fn)(void *ctx, uint64_t off, const void *data,
+				   size_t len);
+
+/*
+ * Optional members (NULL: not offered), for sources and streams that keep
+ * what they read (a remote object's chunk cache):
+ *  - set_data_check makes every piece read from storage from then on pass
+ *    fn before a reader waiting for the whole piece gets it (call it before
+ *    the first read; the caller keeps ctx alive while the source lives);
+ *  - fill reads [off, off + len) as pread would, without copying it out:
+ *    once it returns 0 what holds those bytes has passed the check.
+ */
 struct wsnap_source_ops {
 	ssize_t (*pread)(struct wsnap_source *src, void *buf, size_t len,
 			 uint64_t off);
 	int (*check)(struct wsnap_source *src);
 	void (*destroy)(struct wsnap_source *src);
+	void (*set_data_check)(struct wsnap_source *src, wsnap_data_check_fn fn,
+			       void *ctx);
+	int (*fill)(struct wsnap_source *src, size_t len, uint64_t off);
 };
 
 struct wsnap_source {
@@ -52,6 +72,10 @@ struct wsnap_stream_ops {
 			 uint64_t off);
 	int (*check)(struct wsnap_stream *s);
 	void (*destroy)(struct wsnap_stream *s);
+	/* optional, as for sources (a plain stream: its source's) */
+	void (*set_data_check)(struct wsnap_stream *s, wsnap_data_check_fn fn,
+			       void *ctx);
+	int (*fill)(struct wsnap_stream *s, size_t len, uint64_t off);
 };
 
 struct wsnap_stream {

@@ -10,19 +10,26 @@
  *  - xz: liblzma, run here, because libarchive's xz filter gives liblzma
  *    no memory limit (a block header may declare a 4 GiB dictionary). The
  *    decoder has WSNAP_READER_XZ_MEMLIMIT; beyond it, and for any corrupt
- *    stream or check, the stream is invalid. LZMA_CONCATENATED: several
- *    streams and the stream padding between and after them are one
- *    stream, which liblzma reads to the end of the input;
- *    (decode_xzidx.c then takes the blocks of a regular file from its
- *    indexes, as restart points);
+ *    stream or check, the stream is invalid. Several streams are read one
+ *    after the other (a decoder restarted by hand at each stream's end, not
+ *    LZMA_CONCATENATED, so that the boundaries are seen): stream padding
+ *    (4-byte words of zeros) may follow the last stream only. Padding
+ *    before another stream is refused: Python's lzma takes it for trailing
+ *    garbage and stops there, so tarfile would see only the members of the
+ *    streams before it, where xz and libarchive read them all
+ *    (decode_xzidx.c takes the blocks of a regular file from its indexes,
+ *    as restart points);
  *  - zstd (by the frame magic, after any skippable frames): libzstd, in
  *    decode_zstd.c, which records every frame as a restart point, with
  *    libzstd's default window limit (WSNAP_READER_ZSTD_WINDOW_MAX);
  *  - everything else: an "outer" libarchive reader (bzip2 and lz4
  *    filters, then the raw format; "none" for a plain pipe).
- * Only zero padding may follow a stream. The first chunk of input is read
- * before a decoder is chosen (the gzip, xz and zstd magics are looked for
- * in it); libarchive's read callback hands that chunk over first.
+ * What may follow a stream: zero padding after gzip, bzip2 and lz4 (see
+ * wsnap_decoder_finish), xz's own stream padding, nothing after zstd
+ * (doc/design.md, "Where a compressed stream ends"). The first chunk of
+ * input is read before a decoder is chosen (the gzip, xz and zstd magics
+ * are looked for in it); libarchive's read callback hands that chunk over
+ * first.
  *
  * Invariants:
  *  - the input is read in chunks into the reader's two alternating client
@@ -59,7 +66,9 @@ static const unsigned char rd_xz_magic[] = {0xfd, '7', 'z', 'X', 'Z', 0x00};
 struct wsnap_xz {
 	lzma_stream s;
 	unsigned char out[RD_XZ_OUT];
-	bool in_eof; /* the input has ended */
+	bool in_eof;  /* the input has ended */
+	bool between; /* a stream has ended: reading what follows it */
+	uint64_t pad; /* zero bytes since it ended */
 };
 
 /* The gzip decoder: ours, over the current input chunk. */
@@ -230,6 +239,22 @@ static enum wsnap_status rd_gz_open(struct wsnap_reader *r,
 	return WSNAP_OK;
 }
 
+/* (Re)starts the stream decoder of x at its current input; an unknown
+ * check type is not a check that was verified. */
+static lzma_ret rd_xz_start(struct wsnap_xz *x)
+{
+	const uint8_t *in = x->s.next_in;
+	size_t avail = x->s.avail_in;
+	lzma_ret ret = lzma_stream_decoder(&x->s, WSNAP_READER_XZ_MEMLIMIT,
+					   LZMA_TELL_UNSUPPORTED_CHECK);
+
+	x->s.next_in = in;
+	x->s.avail_in = avail;
+	x->between = false;
+	x->pad = 0;
+	return ret;
+}
+
 static enum wsnap_status rd_xz_open(struct wsnap_reader *r,
 				    const struct wsnap_reader_outbuf *first)
 {
@@ -242,18 +267,16 @@ static enum wsnap_status rd_xz_open(struct wsnap_reader *r,
 		return wsnap_reader_io(r, ENOMEM, "out of memory");
 	x->s = init;
 	x->in_eof = false;
-	/* an unknown check type is not a check that was verified */
-	ret = lzma_stream_decoder(&x->s, WSNAP_READER_XZ_MEMLIMIT,
-				  LZMA_CONCATENATED |
-					  LZMA_TELL_UNSUPPORTED_CHECK);
+	x->s.next_in = first->data;
+	x->s.avail_in = first->len;
+	ret = rd_xz_start(x);
 	if (ret != LZMA_OK) {
+		lzma_end(&x->s);
 		free(x);
 		r->dec.xz = NULL;
 		return wsnap_reader_io(r, ret == LZMA_MEM_ERROR ? ENOMEM : 0,
 				       "cannot set up decompression");
 	}
-	x->s.next_in = first->data;
-	x->s.avail_in = first->len;
 	r->dec.compression = "xz";
 	return WSNAP_OK;
 }
@@ -284,6 +307,43 @@ enum wsnap_status wsnap_decoder_open(struct wsnap_reader *r,
 	return st;
 }
 
+/*
+ * xz, after a stream ended: skips the zero bytes that follow it. A byte
+ * that is not zero starts the next stream, which padding may not precede
+ * (LZMA_OK: decoding goes on; LZMA_MEM_ERROR: it could not be started); at
+ * the end of the input the padding must be whole 4-byte words
+ * (LZMA_STREAM_END). LZMA_BUF_ERROR: more input needed; LZMA_DATA_ERROR:
+ * refused (recorded).
+ */
+static lzma_ret rd_xz_between(struct wsnap_reader *r, struct wsnap_xz *x)
+{
+	while (x->s.avail_in && *x->s.next_in == 0) {
+		x->s.next_in++;
+		x->s.avail_in--;
+		x->pad++;
+	}
+	if (x->s.avail_in && x->pad) {
+		r->dec.said = true;
+		wsnap_reader_invalid(
+			r,
+			"tar readers would read the xz stream "
+			"differently: stream padding before "
+			"another stream at byte %llu",
+			(unsigned long long)(r->in_pos - x->s.avail_in));
+		return LZMA_DATA_ERROR;
+	}
+	if (x->s.avail_in)
+		return rd_xz_start(x);
+	if (!x->in_eof)
+		return LZMA_BUF_ERROR;
+	if (x->pad % 4) {
+		rd_decoder_invalid(r, "stream padding that is not a multiple "
+				      "of four bytes");
+		return LZMA_DATA_ERROR;
+	}
+	return LZMA_STREAM_END;
+}
+
 /* xz: the next decoded bytes into pend; false on an error. */
 static bool rd_xz_next(struct wsnap_reader *r)
 {
@@ -302,9 +362,25 @@ static bool rd_xz_next(struct wsnap_reader *r)
 			x->s.avail_in = b->len;
 			x->in_eof = b->len == 0;
 		}
+		if (x->between) {
+			ret = rd_xz_between(r, x);
+			if (ret == LZMA_BUF_ERROR)
+				continue;
+			if (ret == LZMA_DATA_ERROR)
+				return false;
+			if (ret != LZMA_OK)
+				break;
+		}
 		ret = lzma_code(&x->s, x->in_eof ? LZMA_FINISH : LZMA_RUN);
-		if (ret != LZMA_OK)
+		if (ret == LZMA_STREAM_END) {
+			/* what follows is seen before the decoded bytes
+			 * go on: padding, another stream, or the end */
+			x->between = true;
+			x->pad = 0;
+			ret = LZMA_OK;
+		} else if (ret != LZMA_OK) {
 			break;
+		}
 	}
 	if (ret == LZMA_MEM_ERROR) {
 		wsnap_reader_io(r, ENOMEM, "out of memory");

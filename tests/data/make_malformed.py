@@ -215,6 +215,59 @@ def gen_compressed():
          why="inner stream truncated inside a valid outer one")
 
 
+
+def gen_stream_ends():
+    """Where one compressed stream meets the next, and what may follow the
+    last: whatever Python's tarfile, GNU tar and bsdtar read differently
+    is refused (doc/design.md, "Where a compressed stream ends"). The
+    split is at a member boundary, so a reader that stops after the first
+    stream sees fewer members, not a truncated one."""
+    half = BASE_BOUNDS[len(BASE_BOUNDS) // 2]
+    head, tail = BASE[:half], BASE[half:]
+    zeros4, skip = b"\0" * 4, t.zstd_skippable(b"meta")
+    for ext, comp in t.COMPRESSORS.items():
+        a, b = comp(head), comp(tail)
+        case("streams.tar." + ext, a + b, 0,
+             why="two %s streams back to back: every reader reads both" %
+             ext)
+        case("streams-zeros-between.tar." + ext, a + zeros4 + b, 3,
+             INVALID, why="zero bytes between two %s streams: readers "
+             "disagree or stop there" % ext)
+    # xz: stream padding is whole 4-byte words of zeros. The bug: wsnap
+    # read both streams of a padded pair, Python's lzma only the first
+    xz_a, xz_b = t.xz(head), t.xz(tail)
+    case("xz-streams-padded.tar.xz", xz_a + b"\0" * 8 + xz_b, 3, INVALID,
+         why="xz stream padding before another stream: tarfile sees the "
+         "first stream's members only")
+    case("xz-streams-padded-end.tar.xz", xz_a + xz_b + b"\0" * 8, 0,
+         why="xz stream padding after the last stream: all readers agree")
+    case("xz-padded-end.tar.xz", t.xz(BASE) + zeros4, 0,
+         why="xz stream padding after the only stream")
+    case("xz-padded-end-odd.tar.xz", t.xz(BASE) + b"\0" * 2, 3, INVALID,
+         why="xz padding that is not a multiple of four bytes")
+    case("xz-garbage-end.tar.xz", t.xz(BASE) + b"garbage!", 3, INVALID,
+         why="bytes after the xz stream that are neither padding nor "
+         "a stream")
+    # gzip and bzip2: zero bytes after the last stream are read alike
+    for ext, comp in (("gz", t.gz), ("bz2", t.bz)):
+        case("zeros-end.tar." + ext, comp(BASE) + b"\0" * 1024, 0,
+             why="zero bytes after the last %s stream: all readers agree"
+             % ext)
+        case("garbage-end.tar." + ext, comp(BASE) + b"garbage!", 3,
+             INVALID, why="other bytes after the last %s stream" % ext)
+    # zstd: nothing but frames; skippable frames anywhere (pzstd writes
+    # one before every frame)
+    case("zeros-end.tar.zst", t.zst(BASE) + zeros4, 3, INVALID,
+         why="zero bytes after a zstd frame (zstd and GNU tar fail)")
+    case("skippable-end.tar.zst", t.zst(BASE) + skip, 0,
+         why="a skippable frame after the last frame")
+    case("skippable-between.tar.zst", t.zst(head) + skip + t.zst(tail), 0,
+         why="a skippable frame between frames")
+    case("skippable-first.tar.zst", skip + t.zst(BASE), 0,
+         why="a skippable frame before the first frame, as pzstd writes")
+    case("skippable-end.tar.lz4", t.lz4(BASE) + skip, 0,
+         why="an lz4 skippable frame after the last frame")
+
 def gen_ends():
     one = t.file("a", b"x")
     case("empty.tar", b"", 3, INVALID, why="zero bytes of input")
@@ -811,10 +864,10 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here,
                                                               "malformed")
-    for gen in (gen_truncation, gen_compressed, gen_ends, gen_checksums,
-                gen_sizes, gen_nonfile_sizes, gen_pax, gen_extension_bytes,
-                gen_gnu_long, gen_sparse, gen_not_tar, gen_bombs,
-                gen_decoders):
+    for gen in (gen_truncation, gen_compressed, gen_stream_ends, gen_ends,
+                gen_checksums, gen_sizes, gen_nonfile_sizes, gen_pax,
+                gen_extension_bytes, gen_gnu_long, gen_sparse, gen_not_tar,
+                gen_bombs, gen_decoders):
         gen()
     os.makedirs(out, exist_ok=True)
     for f in os.listdir(out):

@@ -276,6 +276,12 @@ def lz4(data):
     return _tool(["lz4", "-q", "-c", "-9"], data)
 
 
+
+def zstd_skippable(data, nibble=0):
+    """a zstd (and lz4) skippable frame holding data"""
+    return ((0x184D2A50 | nibble).to_bytes(4, "little") +
+            len(data).to_bytes(4, "little") + data)
+
 def decompresses(name, data):
     """True when the reference tool for name's extension accepts data
     whole (used to prove that a corrupted stream is really corrupt)"""

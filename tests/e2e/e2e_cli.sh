@@ -100,4 +100,13 @@ tar -C "$tmp" --format=ustar -cf "$tmp/good.tar" d/f
 head -c 700 "$tmp/good.tar" >"$tmp/cut.tar"
 detail "$tmp/cut.tar" \
 	"truncated tar stream at byte 700: the data of member 'd/f' ends at byte 1024"
+
+# libcurl and libgit2 are loaded when first used (core/base/dynlib.h): a
+# command on a local archive maps neither (with them, some forty libraries)
+ldd "$WSNAP_BIN" | grep -E 'libcurl|libgit2' && fail "wsnap links libcurl or libgit2"
+libs=$(LD_DEBUG=libs "$WSNAP_BIN" check "$tmp/good.tar" 2>&1 >/dev/null)
+printf '%s\n' "$libs" | grep -qE 'calling init: .*libarchive' ||
+	fail "LD_DEBUG=libs shows no library loading: $libs"
+printf '%s\n' "$libs" | grep -E 'libcurl|libgit2' &&
+	fail "check of a local archive loaded libcurl or libgit2"
 echo "e2e_cli: ok"

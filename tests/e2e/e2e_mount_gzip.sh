@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: MIT
 # End-to-end: gzip archives are read in place from the seek points of the
 # validation pass (cli.md "Compressed archives"). A mount of a .tar.gz
-# (one member, and many members like bgzip or concatenated files) creates
-# nothing in $TMPDIR; every byte reads as in the plain archive, also from
+# (one member, and many members like bgzip or concatenated files) spills
+# nothing: the daemon holds no file under $TMPDIR (not even an unlinked
+# one) and $TMPDIR stays empty; every byte reads as in the plain archive, also from
 # many threads at random offsets; a remount from the index cache decodes
 # nothing up front (the daemon has read a small part of the archive when
 # it is ready); standard input is still spilled. (An archive rewritten
@@ -34,12 +35,7 @@ split -b 1048576 "$work/seek.tar" "$work/pieces/p."
 for p in "$work"/pieces/p.*; do gzip -c "$p"; done >"$work/multi.tar.gz"
 cmp <(gzip -dc "$work/multi.tar.gz") "$work/seek.tar" || fail "multi.tar.gz"
 
-export TMPDIR=$work/tmp WSNAP_CACHE_DIR=$work/cache
-mkdir -m 0700 "$TMPDIR"
-
-tmp_empty() {
-	[ -z "$(ls -A "$TMPDIR")" ] || fail "$1: \$TMPDIR holds $(ls -A "$TMPDIR")"
-}
+private_tmpdir
 
 # random reads: 8 threads, 300 reads each of up to 300 KiB of seek/big.bin
 random_reads() {
@@ -64,24 +60,6 @@ if bad:
 EOF
 }
 
-# mount_fg ARCHIVE: a foreground mount at $mnt, its pid in fg, once ready
-mount_fg() {
-	"$WSNAP_BIN" mount -f "$1" "$mnt" 2>"$work/fg.err" &
-	fg=$!
-	bg_pids+=("$fg")
-	for i in $(seq 1 400); do
-		is_mounted "$mnt" && return 0
-		[ -e "/proc/$fg" ] || fail "-f exited: $(cat "$work/fg.err")"
-		sleep 0.05
-	done
-	fail "$1 not mounted"
-}
-
-umount_fg() {
-	fusermount3 -u "$mnt"
-	wait "$fg" || fail "-f exited $?: $(cat "$work/fg.err")"
-}
-
 # bytes the process has read (read(2)/pread(2); the cache entry is mapped)
 rchar() { awk '$1 == "rchar:" { print $2 }' "/proc/$1/io"; }
 
@@ -92,11 +70,11 @@ newmnt mnt-first
 mount_fg "$work/seek.tar.gz"
 first=$(rchar "$fg")
 [ "$first" -ge "$size" ] || fail "first mount read $first of $size bytes"
-tmp_empty "first mount"
+no_spill "$fg" "first mount"
 python3 "$helper" read-all "$work/seek.tar" "$mnt" >/dev/null ||
 	fail "first mount: bytes differ"
 random_reads "$mnt" || fail "first mount: random reads"
-tmp_empty "first mount, after reading everything"
+no_spill "$fg" "first mount, after reading everything"
 umount_fg
 
 # 2. remount from the cache: nothing decoded up front
@@ -108,7 +86,7 @@ again=$(rchar "$fg")
 python3 "$helper" read-all "$work/seek.tar" "$mnt" >/dev/null ||
 	fail "remount: bytes differ"
 random_reads "$mnt" || fail "remount: random reads"
-tmp_empty "remount"
+no_spill "$fg" "remount"
 umount_fg
 
 # 3. many members, with and without the cache; ls and export agree
@@ -119,18 +97,18 @@ for opt in --no-cache ""; do
 	python3 "$helper" read-all "$work/seek.tar" "$mnt" >/dev/null ||
 		fail "multi-member$opt: bytes differ"
 	random_reads "$mnt" || fail "multi-member$opt: random reads"
-	tmp_empty "multi-member$opt"
+	tmpdir_empty "multi-member$opt"
 	expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
 done
 mkdir "$work/out"
 expect_rc 0 "$WSNAP_BIN" export "$work/multi.tar.gz" "$work/out" seek
 cmp "$work/out/seek/big.bin" "$work/big.bin" || fail "export of multi.tar.gz"
-tmp_empty "export"
+tmpdir_empty "export"
 
 # 4. standard input has no seek points: spilled, and still right
 expect_rc 0 "$WSNAP_BIN" check - <"$work/multi.tar.gz"
 "$WSNAP_BIN" diff - "$work/seek.tar" <"$work/seek.tar.gz" ||
 	fail "diff from standard input"
-tmp_empty "standard input (the spill file is unlinked)"
+tmpdir_empty "standard input (the spill file is unlinked)"
 echo "e2e_mount_gzip: archive $size bytes; read before serving: $first (first mount), $again (remount from the cache)"
 echo "e2e_mount_gzip: ok"

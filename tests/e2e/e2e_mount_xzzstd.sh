@@ -30,34 +30,7 @@ open(t + "/src/sub/noise", "wb").write(bytes(r.randrange(256)
 EOF
 ln -s ../big.bin "$tree/src/link"
 
-export TMPDIR=$work/tmp WSNAP_CACHE_DIR=$work/cache
-mkdir -m 0700 "$TMPDIR"
-
-# spilled PID WHAT: the process holds the (unlinked) spill file
-spilled() {
-	find "/proc/$1/fd" -lname "$TMPDIR/*" 2>/dev/null | grep -q . ||
-		fail "$2: no spill file, yet the stream has no restart points"
-}
-
-# mount_fg ARCHIVE [OPT...]: a foreground mount at $mnt, pid in fg
-mount_fg() {
-	local a=$1
-	shift
-	"$WSNAP_BIN" mount -f "$@" "$a" "$mnt" 2>"$work/fg.err" &
-	fg=$!
-	bg_pids+=("$fg")
-	for _ in $(seq 1 600); do
-		is_mounted "$mnt" && return 0
-		[ -e "/proc/$fg" ] || fail "-f exited: $(cat "$work/fg.err")"
-		sleep 0.05
-	done
-	fail "$a not mounted"
-}
-
-umount_fg() {
-	fusermount3 -u "$mnt"
-	wait "$fg" || fail "-f exited $?: $(cat "$work/fg.err")"
-}
+private_tmpdir
 
 # same_as_tree WHAT: the mount holds the tree, byte for byte
 same_as_tree() {
@@ -141,10 +114,10 @@ for c in zst xz; do
 				--index "$work/p.tar.$c.wsnapidx"
 			;;
 		esac
-		no_spill "$fg" "$TMPDIR" "$c $how mount"
+		no_spill "$fg" "$c $how mount"
 		same_as_tree "$c $how mount"
 		random_reads "$c $how mount"
-		no_spill "$fg" "$TMPDIR" "$c $how mount, after reading everything"
+		no_spill "$fg" "$c $how mount, after reading everything"
 		umount_fg
 	done
 done
@@ -162,7 +135,7 @@ for c in zst xz; do
 	same_as_tree "one.tar.$c"
 	random_reads "one.tar.$c"
 	umount_fg
-	[ -z "$(ls -A "$TMPDIR")" ] || fail "one.tar.$c: spill left in \$TMPDIR"
+	tmpdir_empty "one.tar.$c: after the unmount"
 done
 echo "e2e_mount_xzzstd: $(stat -c %s "$work/p.tar.zst") bytes .tar.zst, $(stat -c %s "$work/p.tar.xz") bytes .tar.xz of $(stat -c %s "$work/plain.tar") bytes of tar"
 echo "e2e_mount_xzzstd: ok"

@@ -70,6 +70,11 @@ lintian --fail-on error "$changes" >"$work/lintian.log" 2>&1 ||
 grep -E '^[EW]:' "$work/lintian.log" || true
 
 dpkg-deb -f "$deb" Depends | grep -qw fuse3 || fail "does not depend on fuse3"
+# the libraries wsnap loads with dlopen (core/base/dynlib.h)
+for dep in libcurl4 libgit2-1.5; do
+	dpkg-deb -f "$deb" Depends | grep -qw -- "$dep" ||
+		fail "does not depend on $dep (loaded with dlopen)"
+done
 root=$work/root
 dpkg -x "$deb" "$root"
 doc=usr/share/doc/wsnap

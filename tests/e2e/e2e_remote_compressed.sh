@@ -68,9 +68,10 @@ cp "$www/snap.tar" "$www/elsewhere.tar" # a redirect's target
 "$W" ls --json "$work/snap.tar" >"$work/want.ls"
 
 
-# mount_fg ENV... -- ARGS...: wsnap mount -f ARGS at $mnt in the
+# mount_fg_env ENV... -- ARGS...: wsnap mount -f ARGS at $mnt in the
 # background with TMPDIR=$wtmp and ENV, once mounted; the daemon's pid in fg
-mount_fg() {
+# (mount_lib.sh's umount_fg takes it down)
+mount_fg_env() {
 	local envs=()
 	while [ "$1" != -- ]; do envs+=("$1"); shift; done
 	shift
@@ -85,10 +86,8 @@ mount_fg() {
 	done
 	fail "$* not mounted"
 }
-umount_fg() {
-	fusermount3 -u "$mnt"
-	wait "$fg" || fail "mount -f exited $?: $(cat "$work/fg.err")"
-}
+# no_spill_w PID WHAT: mount_lib.sh's no_spill for wsnap's $TMPDIR, $wtmp
+no_spill_w() { TMPDIR=$wtmp no_spill "$@"; }
 
 # middle_read LOG OBJECT WHAT: reads 1 MiB in the middle of data/f15.bin
 # and the whole of data/f16.bin (the middle of the tree) through $mnt,
@@ -118,12 +117,12 @@ for obj in big.tar.gz big.tar.zst; do
 	step "$obj with its sidecar: read from the seek points"
 	newmnt "mnt-$obj"
 	m=$(log_mark "$NGINX_LOG")
-	mount_fg -- "$HTTP_URL/$obj"
+	mount_fg_env -- "$HTTP_URL/$obj"
 	n=$(log_count "$NGINX_LOG" "$m")
 	[ "$n" -le 3 ] || fail "$obj: mount with a sidecar took $n requests: $(log_since "$NGINX_LOG" "$m")"
-	no_spill "$fg" "$wtmp" "$obj: mounted"
+	no_spill_w "$fg" "$obj: mounted"
 	middle_read "$NGINX_LOG" "$obj" "$obj"
-	no_spill "$fg" "$wtmp" "$obj: after the reads"
+	no_spill_w "$fg" "$obj: after the reads"
 	cmp "$tree/small.txt" "$mnt/small.txt" || fail "$obj: small.txt"
 	umount_fg
 done
@@ -135,27 +134,27 @@ step "nosc.tar.gz without a sidecar: seek points from the stream"
 newmnt mnt-nosc
 size=$(stat -c %s "$www/nosc.tar.gz")
 m=$(log_mark "$NGINX_LOG")
-mount_fg -- "$HTTP_URL/nosc.tar.gz"
+mount_fg_env -- "$HTTP_URL/nosc.tar.gz"
 b=$(log_bytes "$NGINX_LOG" "$m" '$2 ~ /\/nosc\.tar\.gz$/')
 [ "$b" -le $((size + (1 << 20))) ] ||
 	fail "nosc.tar.gz: the first mount fetched $b bytes of a $size-byte object"
-no_spill "$fg" "$wtmp" "nosc.tar.gz: mounted"
+no_spill_w "$fg" "nosc.tar.gz: mounted"
 middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, first mount"
-no_spill "$fg" "$wtmp" "nosc.tar.gz: after the reads"
+no_spill_w "$fg" "nosc.tar.gz: after the reads"
 umount_fg
 m=$(log_mark "$NGINX_LOG")
-mount_fg -- "$HTTP_URL/nosc.tar.gz"
+mount_fg_env -- "$HTTP_URL/nosc.tar.gz"
 [ "$(log_count "$NGINX_LOG" "$m")" = 1 ] ||
 	fail "nosc.tar.gz: remount: $(log_since "$NGINX_LOG" "$m")"
 middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, remount"
-no_spill "$fg" "$wtmp" "nosc.tar.gz: remount"
+no_spill_w "$fg" "nosc.tar.gz: remount"
 umount_fg
 # the whole tree reads right too (every span, in order)
 newmnt mnt-gz-all
-mount_fg -- "$HTTP_URL/big.tar.gz"
+mount_fg_env -- "$HTTP_URL/big.tar.gz"
 diff -r --no-dereference "$tree" "$mnt" >"$work/diff" 2>&1 ||
 	fail "big.tar.gz: the mount differs from the tree: $(head -5 "$work/diff")"
-no_spill "$fg" "$wtmp" "big.tar.gz: read whole"
+no_spill_w "$fg" "big.tar.gz: read whole"
 umount_fg
 
 # ---- 2. --cacert and --timeout on the subcommands that take a URL ----
@@ -278,13 +277,13 @@ env "${S3_ENV[@]}" timeout 60 "$W" check --no-cache s3://snaps/snap.tar \
 [ $rc = 4 ] || fail "s3 over https without the CA: exit $rc"
 newmnt mnt-s3tls
 m=$(log_mark "$S3_LOG")
-mount_fg "${S3_ENV[@]}" AWS_CA_BUNDLE="$CA_PEM" -- s3://snaps/big.tar.zst
+mount_fg_env "${S3_ENV[@]}" AWS_CA_BUNDLE="$CA_PEM" -- s3://snaps/big.tar.zst
 [ "$(log_count "$S3_LOG" "$m")" -le 3 ] ||
 	fail "s3 over https: mount took $(log_count "$S3_LOG" "$m") requests"
 [ "$(log_count "$S3_LOG" "$m" '$6 != "ok"')" = 0 ] ||
 	fail "s3 over https: requests not signed right: $(log_since "$S3_LOG" "$m")"
 middle_read "$S3_LOG" big.tar.zst "s3 over https, big.tar.zst"
-no_spill "$fg" "$wtmp" "s3 over https"
+no_spill_w "$fg" "s3 over https"
 umount_fg
 env "${S3_ENV[@]}" timeout 60 "$W" check --no-cache --cacert "$CA_PEM" \
 	s3://snaps/snap.tar 2>"$work/stderr" ||

@@ -51,12 +51,64 @@ expect_rc() {
 		fail "'$*' exited $rc, want $want: $(cat "$work/stderr")"
 }
 
-# no_spill PID DIR WHAT: process PID (a filesystem daemon) holds no
-# descriptor into DIR (not even an unlinked file, which ls would not show),
-# and DIR is empty: nothing was spilled there
+# ---- compressed archives read in place, and the spill (cli.md "Compressed
+# archives"): a $TMPDIR of the test's own shows whether a spill was made.
+
+# private_tmpdir: $TMPDIR (empty, 0700) and the index cache under $work.
+private_tmpdir() {
+	export TMPDIR=$work/tmp WSNAP_CACHE_DIR=$work/cache
+	mkdir -m 0700 "$TMPDIR"
+}
+
+# tmpdir_empty WHAT: nothing in $TMPDIR.
+tmpdir_empty() {
+	[ -z "$(ls -A "$TMPDIR")" ] || fail "$1: \$TMPDIR holds $(ls -A "$TMPDIR")"
+}
+
+# tmpdir_files PID WHAT: how many of the process's descriptors are files
+# under $TMPDIR, unlinked ones included (ls does not show those;
+# /proc/PID/fd names them, ' (deleted)' appended), into held. Fails if the
+# process is gone, where a count of 0 would prove nothing.
+tmpdir_files() {
+	[ -d "/proc/$1/fd" ] || fail "$2: the daemon (pid $1) is gone"
+	held=$(find "/proc/$1/fd" -lname "$TMPDIR/*" 2>/dev/null | wc -l)
+}
+
+# no_spill PID WHAT: the daemon PID holds no file under $TMPDIR, and
+# $TMPDIR is empty.
 no_spill() {
 	local held
-	held=$(find "/proc/$1/fd" -lname "$2/*" 2>/dev/null | wc -l)
-	[ "$held" -eq 0 ] || fail "$3: the daemon holds $held files in $2"
-	[ -z "$(ls -A "$2")" ] || fail "$3: $2 holds $(ls -A "$2")"
+	tmpdir_files "$1" "$2"
+	[ "$held" -eq 0 ] || fail "$2: the daemon holds $held files in \$TMPDIR"
+	tmpdir_empty "$2"
+}
+
+# spilled PID WHAT: the daemon PID holds the (unlinked) spill file.
+spilled() {
+	local held
+	tmpdir_files "$1" "$2"
+	[ "$held" -gt 0 ] ||
+		fail "$2: no spill file, yet the stream has no restart points"
+}
+
+# mount_fg ARCHIVE [OPT...]: a foreground mount of ARCHIVE at $mnt, once
+# it serves; its pid in fg (stopped by cleanup if the test fails).
+mount_fg() {
+	local a=$1
+	shift
+	"$WSNAP_BIN" mount -f "$@" "$a" "$mnt" 2>"$work/fg.err" &
+	fg=$!
+	bg_pids+=("$fg")
+	for _ in $(seq 1 600); do
+		is_mounted "$mnt" && return 0
+		[ -e "/proc/$fg" ] || fail "-f exited: $(cat "$work/fg.err")"
+		sleep 0.05
+	done
+	fail "$a not mounted"
+}
+
+# umount_fg: takes mount_fg's mount down; the daemon must exit 0.
+umount_fg() {
+	fusermount3 -u "$mnt"
+	wait "$fg" || fail "-f exited $?: $(cat "$work/fg.err")"
 }

@@ -125,6 +125,45 @@ static void test_index_inos_in_path_order(void **state)
 	wsnap_index_free(idx);
 }
 
+/*
+ * The children table exactly: count - 1 slots, each directory's entries in
+ * ino order back to back from slot 0 (first_child the sum of the entries of
+ * the directories before it), ending at the table's end, every ino but the
+ * root in exactly one slot, under its parent. A layout that runs past the
+ * table fails here whether or not the write beyond it lands somewhere a
+ * read-back finds it.
+ */
+static void assert_children_table(const struct wsnap_index *idx)
+{
+	uint32_t count = wsnap_index_count(idx), ino, pos = 0, n, i;
+	const uint32_t *base, *kids;
+	unsigned char *seen = calloc(count + 1, 1);
+
+	assert_non_null(seen);
+	wsnap_index_children(idx, WSNAP_ROOT_INO, &base);
+	for (ino = 1; ino <= count; ino++) {
+		const struct wsnap_node *d = wsnap_index_node(idx, ino);
+
+		if (d->type != WSNAP_TYPE_DIR)
+			continue;
+		n = wsnap_index_children(idx, ino, &kids);
+		assert_int_equal(n, d->nchildren);
+		assert_int_equal(d->first_child, pos);
+		assert_ptr_equal(kids, base + pos);
+		assert_true(n <= count - 1 - pos);
+		for (i = 0; i < n; i++) {
+			assert_true(kids[i] >= 2 && kids[i] <= count);
+			assert_false(seen[kids[i]]);
+			seen[kids[i]] = 1;
+			assert_int_equal(wsnap_index_node(idx, kids[i])->parent,
+					 ino);
+		}
+		pos += n;
+	}
+	assert_int_equal(pos, count - 1);
+	free(seen);
+}
+
 static void test_index_children_sorted(void **state)
 {
 	const struct tm_member ms[] = {
@@ -163,6 +202,7 @@ static void test_index_children_sorted(void **state)
 			 0);
 	assert_null(ch);
 	assert_int_equal(wsnap_index_children(idx, 999, &ch), 0);
+	assert_children_table(idx);
 	wsnap_index_free(idx);
 }
 
@@ -322,7 +362,9 @@ static uint32_t ino_of(const struct wsnap_index *idx, const char *path)
  * sparse map reference, not a count of children (the union of index.h).
  * The children table used to be laid out counting it, so the directory's
  * entries were written past the table's end (found by fuzz_indexfile under
- * ASan; this test fails there without the fix).
+ * ASan). In a plain build that write landed in the allocation's slack,
+ * where the read-back found it: assert_children_table checks the layout
+ * itself, so the test fails without the fix in every build.
  */
 static void test_index_sparse_file_before_directory(void **state)
 {
@@ -346,6 +388,7 @@ static void test_index_sparse_file_before_directory(void **state)
 	assert_int_equal(n, 2);
 	assert_int_equal(kids[0], ino_of(idx, "a"));
 	assert_int_equal(kids[1], b);
+	assert_children_table(idx);
 	wsnap_index_free(idx);
 }
 
@@ -661,6 +704,7 @@ static void test_index_random_against_model(void **state)
 			fail_msg("iteration %d: '%s': %s", iter, err.member,
 				 err.reason);
 		rm_check_index(idx, ms, n);
+		assert_children_table(idx);
 		wsnap_index_free(idx);
 		accepted++;
 	}

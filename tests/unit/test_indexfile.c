@@ -15,9 +15,12 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +31,7 @@
 #include <cmocka.h>
 
 #include "cache.h"
+#include "chunks.h"
 #include "fsutil.h"
 #include "indexfile.h"
 #include "index_impl.h"
@@ -581,11 +585,13 @@ static void test_index_attach_seek_source(void **state)
 	free(big);
 }
 
-/* The index from sidecar bytes under p (NULL: defaults). */
-static enum wsnap_status sc_index(const struct sc_fixture *f, const void *b,
-				  size_t len, const struct wsnap_policy *p,
-				  struct wsnap_index **out,
-				  struct wsnap_error *err)
+/* The index from sidecar bytes under p (NULL: defaults), with the archive
+ * attached when attach. */
+static enum wsnap_status sc_index_with(const struct sc_fixture *f,
+				       const void *b, size_t len,
+				       const struct wsnap_policy *p,
+				       bool attach, struct wsnap_index **out,
+				       struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {.keep_data = true};
 	struct wsnap_sidecar *sc;
@@ -604,12 +610,20 @@ static enum wsnap_status sc_index(const struct sc_fixture *f, const void *b,
 					 err);
 		wsnap_sidecar_free(sc);
 	}
-	if (st == WSNAP_OK)
+	if (st == WSNAP_OK && attach)
 		assert_int_equal(wsnap_index_attach_archive(*out, f->archive_fd,
 							    &ro, err),
 				 WSNAP_OK);
 	wsnap_policy_release(&def);
 	return st;
+}
+
+static enum wsnap_status sc_index(const struct sc_fixture *f, const void *b,
+				  size_t len, const struct wsnap_policy *p,
+				  struct wsnap_index **out,
+				  struct wsnap_error *err)
+{
+	return sc_index_with(f, b, len, p, true, out, err);
 }
 
 static uint32_t ino_of(const struct wsnap_index *idx, const char *path)
@@ -778,6 +792,240 @@ static void test_sidecar_verify_threads(void **state)
 		wsnap_index_free(idx);
 	}
 	sc_free(&f);
+}
+
+/* ---- verify on fill: a stream that keeps what it fetches -------------- */
+
+/* A source over the fixture's tar through a chunk cache, as a remote
+ * object's is, counting what is fetched and what is copied out. */
+struct keep_src {
+	struct wsnap_source base;
+	struct wsnap_chunks *c;
+	const unsigned char *tar;
+	atomic_uint fetches;
+	atomic_ullong copied; /* bytes pread copied out */
+};
+
+static int keep_fetch(void *ctx, void *buf, uint64_t off, size_t len,
+		      void (*filled)(void *fctx, size_t n), void *fctx)
+{
+	struct keep_src *k = ctx;
+
+	atomic_fetch_add(&k->fetches, 1);
+	memcpy(buf, k->tar + off, len);
+	filled(fctx, len);
+	return 0;
+}
+
+static ssize_t keep_pread(struct wsnap_source *src, void *buf, size_t len,
+			  uint64_t off)
+{
+	struct keep_src *k = (struct keep_src *)src;
+	ssize_t r = wsnap_chunks_read(k->c, buf, len, off);
+
+	if (r > 0)
+		atomic_fetch_add(&k->copied, (unsigned long long)r);
+	return r;
+}
+
+static int keep_check(struct wsnap_source *src)
+{
+	(void)src;
+	return 0;
+}
+
+static void keep_destroy(struct wsnap_source *src)
+{
+	struct keep_src *k = (struct keep_src *)src;
+
+	wsnap_chunks_free(k->c);
+	free(k);
+}
+
+static void keep_set_check(struct wsnap_source *src, wsnap_data_check_fn fn,
+			   void *ctx)
+{
+	wsnap_chunks_set_check(((struct keep_src *)src)->c, fn, ctx);
+}
+
+static int keep_fill(struct wsnap_source *src, size_t len, uint64_t off)
+{
+	return wsnap_chunks_fill(((struct keep_src *)src)->c, len, off);
+}
+
+static const struct wsnap_source_ops keep_ops = {
+	.pread = keep_pread,
+	.check = keep_check,
+	.destroy = keep_destroy,
+	.set_data_check = keep_set_check,
+	.fill = keep_fill,
+};
+
+/* The sidecar's index with its data through a keep_src over f's tar
+ * (*kp, owned by the index). */
+static struct wsnap_index *keep_index(const struct sc_fixture *f,
+				      struct keep_src **kp)
+{
+	struct keep_src *k = calloc(1, sizeof(*k));
+	struct wsnap_index *idx;
+	struct wsnap_stream *s;
+	struct wsnap_error err;
+
+	assert_non_null(k);
+	k->base.ops = &keep_ops;
+	k->base.size = f->tar_len;
+	k->base.label = "keep";
+	k->tar = f->tar;
+	assert_int_equal(
+		wsnap_chunks_new(f->tar_len, 64u << 20, keep_fetch, k, &k->c),
+		0);
+	assert_int_equal(
+		sc_index_with(f, f->sc, f->sc_len, NULL, false, &idx, &err),
+		WSNAP_OK);
+	assert_int_equal(wsnap_stream_plain(&k->base, &s), 0);
+	wsnap_index_attach_stream(idx, s);
+	*kp = k;
+	return idx;
+}
+
+/* Sequential reads of a file through a stream that keeps what it fetches:
+ * each chunk hashed once, from the bytes fetched, and copied out once (to
+ * be served), not a second time to be hashed (issue 14: each chunk was
+ * read twice with a sidecar). */
+static void test_sidecar_verify_on_fill(void **state)
+{
+	static char buf[128u << 10];
+	struct keep_src *k;
+	struct wsnap_index *idx;
+	struct sc_fixture f;
+	uint64_t blen = (5u << 20) / 2, off, n;
+	uint32_t ino;
+
+	sc_make(&f);
+	idx = keep_index(&f, &k);
+	ino = ino_of(idx, "dir/big");
+	for (off = 0; off < blen; off += n) {
+		n = blen - off < sizeof(buf) ? blen - off : sizeof(buf);
+		assert_int_equal(wsnap_index_pread(idx, ino, buf, n, off),
+				 (ssize_t)n);
+		assert_memory_equal(
+			buf, f.tar + wsnap_index_node(idx, ino)->offset + off,
+			n);
+	}
+	/* dir/big's 3 chunks, and maybe the small files' one each when a
+	 * piece fetched holds them whole: every digest at most once */
+	assert_in_range(wsnap_index_digest_reads(idx), 3, 5);
+	assert_int_equal(atomic_load(&k->copied), blen);
+	wsnap_index_free(idx); /* joins the read-ahead */
+	sc_free(&f);
+	(void)state;
+}
+
+/* A chunk that does not match its digest never enters the cache: each
+ * read of it is EIO and fetches it again; the other chunks read; and many
+ * threads at once hash each chunk once (single-flight kept). */
+static void test_sidecar_verify_on_fill_wrong(void **state)
+{
+	struct keep_src *k;
+	struct wsnap_index *idx;
+	struct sc_fixture f;
+	uint64_t off, blen = (5u << 20) / 2;
+	unsigned before;
+	uint32_t ino;
+	char buf[8];
+	int round;
+
+	sc_make(&f);
+	for (round = 0; round < 4; round++) {
+		idx = keep_index(&f, &k);
+		ino = ino_of(idx, "dir/big");
+		off = wsnap_index_node(idx, ino)->offset;
+		vt_all(idx, ino, off, blen, 0);
+		assert_in_range(wsnap_index_digest_reads(idx), 3, 5);
+		wsnap_index_free(idx);
+	}
+	f.tar[off + (1u << 20) + 9] ^= 0xff;
+	idx = keep_index(&f, &k);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 3, 0), 3);
+	assert_memory_equal(buf, big_tag, 3);
+	before = atomic_load(&k->fetches);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 4, (1u << 20) + 8),
+			 -EIO);
+	assert_true(atomic_load(&k->fetches) > before);
+	before = atomic_load(&k->fetches);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 4, (1u << 20) + 8),
+			 -EIO);
+	assert_true(atomic_load(&k->fetches) > before);
+	vt_all(idx, ino, off + (1u << 20), 4096, -EIO);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 4, (2u << 20) + 8),
+			 4);
+	assert_memory_equal(buf, f.tar + off + (2u << 20) + 8, 4);
+	wsnap_index_free(idx);
+	sc_free(&f);
+	(void)state;
+}
+
+static unsigned task_count(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	unsigned n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)) != NULL)
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* Sequential reads of a local archive with its sidecar: a thread verifies
+ * the chunks ahead of the reader (started by the second read that
+ * continues the first, joined when the index is freed), each chunk still
+ * hashed once; a wrong chunk ahead is still EIO for the reader, and the
+ * chunks before it read. */
+static void test_sidecar_verify_ahead(void **state)
+{
+	static char buf[256u << 10];
+	struct wsnap_index *idx;
+	struct sc_fixture f;
+	struct wsnap_error err;
+	uint64_t blen = (5u << 20) / 2, off, n, doff;
+	unsigned before;
+	uint32_t ino;
+
+	sc_make(&f);
+	assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+			 WSNAP_OK);
+	ino = ino_of(idx, "dir/big");
+	doff = wsnap_index_node(idx, ino)->offset;
+	before = task_count();
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 4096, 0), 4096);
+	assert_int_equal(task_count(), before);
+	for (off = 4096; off < blen; off += n) {
+		n = blen - off < sizeof(buf) ? blen - off : sizeof(buf);
+		assert_int_equal(wsnap_index_pread(idx, ino, buf, n, off),
+				 (ssize_t)n);
+		assert_memory_equal(buf, f.tar + doff + off, n);
+		assert_int_equal(task_count(), before + 1);
+	}
+	assert_int_equal(wsnap_index_digest_reads(idx), 3);
+	wsnap_index_free(idx);
+	assert_int_equal(task_count(), before);
+
+	f.tar[doff + (2u << 20) + 9] ^= 0xff;
+	close(f.archive_fd);
+	f.archive_fd = ts_memfd(f.tar, f.tar_len);
+	assert_int_equal(sc_index(&f, f.sc, f.sc_len, NULL, &idx, &err),
+			 WSNAP_OK);
+	for (off = 0; off < (2u << 20); off += sizeof(buf))
+		assert_int_equal(
+			wsnap_index_pread(idx, ino, buf, sizeof(buf), off),
+			(ssize_t)sizeof(buf));
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 16, 2u << 20), -EIO);
+	assert_int_equal(wsnap_index_pread(idx, ino, buf, 16, 2u << 20), -EIO);
+	wsnap_index_free(idx);
+	sc_free(&f);
+	(void)state;
 }
 
 /* Field k of member record i of a sidecar in b (and its section). */
@@ -1076,6 +1324,9 @@ int main(void)
 		cmocka_unit_test(test_sidecar_roundtrip),
 		cmocka_unit_test(test_sidecar_wrong_digest),
 		cmocka_unit_test(test_sidecar_verify_threads),
+		cmocka_unit_test(test_sidecar_verify_on_fill),
+		cmocka_unit_test(test_sidecar_verify_on_fill_wrong),
+		cmocka_unit_test(test_sidecar_verify_ahead),
 		cmocka_unit_test(test_sidecar_lies),
 		cmocka_unit_test(test_sidecar_policy_again),
 		cmocka_unit_test(test_cache_dir_modes),

@@ -464,6 +464,156 @@ static void test_chunks_budget(void **state)
 	(void)state;
 }
 
+/* A checker of what is fetched: counts, compares with the object,
+ * refuses the next refuse entries. */
+struct checker {
+	atomic_uint calls;
+	atomic_ullong bytes;
+	atomic_int refuse;
+};
+
+static int check_entry(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	struct checker *k = ctx;
+	int left = atomic_load(&k->refuse);
+
+	atomic_fetch_add(&k->calls, 1);
+	atomic_fetch_add(&k->bytes, len);
+	check_bytes(data, len, off);
+	if (left > 0 &&
+	    atomic_compare_exchange_strong(&k->refuse, &left, left - 1))
+		return -EIO;
+	return 0;
+}
+
+/* Every entry fetched is checked once, whole, read-ahead included. */
+static void test_chunks_check_all(void **state)
+{
+	static unsigned char buf[128 << 10];
+	struct checker k = {0};
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off;
+
+	fake_init(&f, (12ull << 20) + 777);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_entry, &k);
+	for (off = 0; off < f.size; off += sizeof(buf))
+		assert_true(wsnap_chunks_read(c, buf, sizeof(buf), off) > 0);
+	wsnap_chunks_free(c); /* joins the read-ahead */
+	assert_int_equal(atomic_load(&k.calls), atomic_load(&f.fetches));
+	assert_int_equal(atomic_load(&k.bytes), atomic_load(&f.bytes));
+	(void)state;
+}
+
+/* An entry the checker refuses is never served: the read (or fill) that
+ * waited for it fails, and the next one fetches again. */
+static void test_chunks_check_refused(void **state)
+{
+	unsigned char buf[100];
+	struct checker k = {0};
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 4 << 20);
+	atomic_store(&k.refuse, 2);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_entry, &k);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), -EIO);
+	assert_int_equal(wsnap_chunks_fill(c, 100, 5), -EIO);
+	assert_int_equal(atomic_load(&f.fetches), 2);
+	assert_int_equal(wsnap_chunks_read(c, buf, 100, 5), 100);
+	check_bytes(buf, 100, 5);
+	assert_int_equal(atomic_load(&f.fetches), 3);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
+/* Where the checker saw entries start and end. */
+struct aligned_checker {
+	atomic_uint calls;
+	atomic_uint cut; /* entries not on the chunk grid */
+	uint64_t size;
+	atomic_bool seen[32]; /* chunks seen whole */
+};
+
+static int check_aligned(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	struct aligned_checker *k = ctx;
+
+	uint64_t i;
+
+	atomic_fetch_add(&k->calls, 1);
+	if (off % WSNAP_CHUNK || (len % WSNAP_CHUNK && off + len != k->size))
+		atomic_fetch_add(&k->cut, 1);
+	for (i = (off + WSNAP_CHUNK - 1) / WSNAP_CHUNK;
+	     i < 32 && i * WSNAP_CHUNK < off + len; i++)
+		if ((i + 1) * WSNAP_CHUNK <= off + len || off + len == k->size)
+			atomic_store(&k->seen[i], true);
+	(void)data;
+	return 0;
+}
+
+/* Reads as a sidecar's check and the kernel make them (a fill of each
+ * 1 MiB chunk not seen whole yet, then reads of 256 KiB in it, which are
+ * the sequential reads once the read-ahead is ahead): every entry, read-ahead
+ * included, starts and ends on the grid of the first, so that the check
+ * on fill sees each chunk whole (issue 14: the read-ahead ended its last
+ * piece where the read ended plus the window, mid-chunk, and the pieces
+ * after it cut every chunk in two). */
+static void test_chunks_ahead_keeps_grid(void **state)
+{
+	static unsigned char buf[256 << 10];
+	struct aligned_checker k = {.size = (24ull << 20) + 4321};
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off, at;
+
+	fake_init(&f, k.size);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_aligned, &k);
+	for (off = 0; off < f.size; off += WSNAP_CHUNK) {
+		size_t n = f.size - off < WSNAP_CHUNK ? (size_t)(f.size - off)
+						      : WSNAP_CHUNK;
+
+		if (!atomic_load(&k.seen[off / WSNAP_CHUNK]))
+			assert_int_equal(wsnap_chunks_fill(c, n, off), 0);
+		for (at = off; at < off + n; at += sizeof(buf)) {
+			assert_true(wsnap_chunks_read(c, buf, sizeof(buf), at) >
+				    0);
+			check_bytes(buf, 16, at);
+		}
+	}
+	wsnap_chunks_free(c);
+	assert_true(atomic_load(&k.calls) > 0);
+	assert_int_equal(atomic_load(&k.cut), 0);
+	(void)state;
+}
+
+/* A fill fetches (once) what a read then copies without fetching. */
+static void test_chunks_fill(void **state)
+{
+	static unsigned char buf[WSNAP_CHUNK];
+	struct wsnap_chunks *c;
+	struct fake f;
+
+	fake_init(&f, 8 << 20);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	assert_int_equal(wsnap_chunks_fill(c, WSNAP_CHUNK, 3 << 20), 0);
+	assert_int_equal(wsnap_chunks_fill(c, WSNAP_CHUNK, 3 << 20), 0);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	assert_int_equal(wsnap_chunks_read(c, buf, WSNAP_CHUNK, 3 << 20),
+			 WSNAP_CHUNK);
+	check_bytes(buf, WSNAP_CHUNK, 3 << 20);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -478,6 +628,10 @@ int main(void)
 		cmocka_unit_test(test_chunks_sequential),
 		cmocka_unit_test(test_chunks_errors),
 		cmocka_unit_test(test_chunks_budget),
+		cmocka_unit_test(test_chunks_check_all),
+		cmocka_unit_test(test_chunks_check_refused),
+		cmocka_unit_test(test_chunks_fill),
+		cmocka_unit_test(test_chunks_ahead_keeps_grid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
