@@ -68,32 +68,17 @@ cp "$www/snap.tar" "$www/elsewhere.tar" # a redirect's target
 "$W" ls --json "$work/snap.tar" >"$work/want.ls"
 
 
-# mount_fg_env ENV... -- ARGS...: wsnap mount -f ARGS at $mnt in the
-# background with TMPDIR=$wtmp and ENV, once mounted; the daemon's pid in fg
-# (mount_lib.sh's umount_fg takes it down)
-mount_fg_env() {
-	local envs=()
-	while [ "$1" != -- ]; do envs+=("$1"); shift; done
-	shift
-	env TMPDIR="$wtmp" "${envs[@]}" "$W" mount -f "$@" "$mnt" \
-		2>"$work/fg.err" &
-	fg=$!
-	bg_pids+=("$fg")
-	for _ in $(seq 1 1200); do
-		is_mounted "$mnt" && return 0
-		[ -e "/proc/$fg" ] || fail "mount -f exited: $(cat "$work/fg.err")"
-		sleep 0.05
-	done
-	fail "$* not mounted"
-}
+# mount_fg_w URL: mount_lib.sh's mount_fg with wsnap's $TMPDIR, $wtmp
+mount_fg_w() { TMPDIR=$wtmp mount_fg "$@"; }
 # no_spill_w PID WHAT: mount_lib.sh's no_spill for wsnap's $TMPDIR, $wtmp
 no_spill_w() { TMPDIR=$wtmp no_spill "$@"; }
 
 # middle_read LOG OBJECT WHAT: reads 1 MiB in the middle of data/f15.bin
 # and the whole of data/f16.bin (the middle of the tree) through $mnt,
 # compares them with the tree, and checks that the GETs of OBJECT fetched
-# less than a quarter of it: the spans holding those 3 MiB (4 MiB decoded
-# each) and the source's read-ahead (at most 8 MiB), not the object
+# less than a third of it: the spans holding those 3 MiB (4 MiB decoded
+# each) and the source's read-ahead (chunks.c's window; 13 to 15 MB here),
+# not the object (a spill fetches all of it)
 middle_read() {
 	local log=$1 obj=$2 what=$3 m b size
 	size=$(stat -c %s "$www/$obj")
@@ -106,7 +91,7 @@ middle_read() {
 	b=$(log_bytes "$log" "$m" "\$1 == \"GET\" && \$2 ~ /\\/${obj//./\\.}\$/")
 	echo "$what: 3 MiB read, $b of the object's $size bytes fetched"
 	[ "$b" -gt 0 ] || fail "$what: nothing fetched: $(log_since "$log" "$m")"
-	[ "$b" -lt $((size / 4)) ] ||
+	[ "$b" -lt $((size / 3)) ] ||
 		fail "$what: fetched $b bytes of a $size-byte object for 3 MiB"
 	[ "$(log_count "$log" "$m" '$3 == "-" && $1 == "GET"')" = 0 ] ||
 		fail "$what: a GET without a range: $(log_since "$log" "$m")"
@@ -117,7 +102,7 @@ for obj in big.tar.gz big.tar.zst; do
 	step "$obj with its sidecar: read from the seek points"
 	newmnt "mnt-$obj"
 	m=$(log_mark "$NGINX_LOG")
-	mount_fg_env -- "$HTTP_URL/$obj"
+	mount_fg_w "$HTTP_URL/$obj"
 	n=$(log_count "$NGINX_LOG" "$m")
 	[ "$n" -le 3 ] || fail "$obj: mount with a sidecar took $n requests: $(log_since "$NGINX_LOG" "$m")"
 	no_spill_w "$fg" "$obj: mounted"
@@ -134,7 +119,7 @@ step "nosc.tar.gz without a sidecar: seek points from the stream"
 newmnt mnt-nosc
 size=$(stat -c %s "$www/nosc.tar.gz")
 m=$(log_mark "$NGINX_LOG")
-mount_fg_env -- "$HTTP_URL/nosc.tar.gz"
+mount_fg_w "$HTTP_URL/nosc.tar.gz"
 b=$(log_bytes "$NGINX_LOG" "$m" '$2 ~ /\/nosc\.tar\.gz$/')
 [ "$b" -le $((size + (1 << 20))) ] ||
 	fail "nosc.tar.gz: the first mount fetched $b bytes of a $size-byte object"
@@ -143,7 +128,7 @@ middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, first mount"
 no_spill_w "$fg" "nosc.tar.gz: after the reads"
 umount_fg
 m=$(log_mark "$NGINX_LOG")
-mount_fg_env -- "$HTTP_URL/nosc.tar.gz"
+mount_fg_w "$HTTP_URL/nosc.tar.gz"
 [ "$(log_count "$NGINX_LOG" "$m")" = 1 ] ||
 	fail "nosc.tar.gz: remount: $(log_since "$NGINX_LOG" "$m")"
 middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, remount"
@@ -151,7 +136,7 @@ no_spill_w "$fg" "nosc.tar.gz: remount"
 umount_fg
 # the whole tree reads right too (every span, in order)
 newmnt mnt-gz-all
-mount_fg_env -- "$HTTP_URL/big.tar.gz"
+mount_fg_w "$HTTP_URL/big.tar.gz"
 diff -r --no-dereference "$tree" "$mnt" >"$work/diff" 2>&1 ||
 	fail "big.tar.gz: the mount differs from the tree: $(head -5 "$work/diff")"
 no_spill_w "$fg" "big.tar.gz: read whole"
@@ -277,7 +262,10 @@ env "${S3_ENV[@]}" timeout 60 "$W" check --no-cache s3://snaps/snap.tar \
 [ $rc = 4 ] || fail "s3 over https without the CA: exit $rc"
 newmnt mnt-s3tls
 m=$(log_mark "$S3_LOG")
-mount_fg_env "${S3_ENV[@]}" AWS_CA_BUNDLE="$CA_PEM" -- s3://snaps/big.tar.zst
+export "${S3_ENV[@]}" AWS_CA_BUNDLE="$CA_PEM"
+mount_fg_w s3://snaps/big.tar.zst
+unset AWS_ENDPOINT_URL AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY \
+	AWS_SESSION_TOKEN AWS_CA_BUNDLE
 [ "$(log_count "$S3_LOG" "$m")" -le 3 ] ||
 	fail "s3 over https: mount took $(log_count "$S3_LOG" "$m") requests"
 [ "$(log_count "$S3_LOG" "$m" '$6 != "ok"')" = 0 ] ||
