@@ -77,7 +77,7 @@ static const struct wsnap_option diff_options[] = {
 			 "files a/X and b/X differ' (default 16M)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_CACHE(T, load),
+	WSNAP_OPT_CACHE_READ(T, load),
 	WSNAP_OPT_END(),
 };
 

@@ -48,7 +48,7 @@ static const struct wsnap_option export_options[] = {
 			   "members are relative to P (policy.md section 8)"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
+	WSNAP_OPT_LOAD_READ(T, load),
 	WSNAP_OPT_END(),
 };
 

@@ -78,7 +78,7 @@ static const struct wsnap_option hydrate_options[] = {
 			   "permitted, else fuse-overlayfs), kernel or fuse"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
+	WSNAP_OPT_LOAD_READ(T, load),
 	WSNAP_OPT_END(),
 };
 

@@ -20,6 +20,7 @@
 struct index_args {
 	struct wsnap_common common;
 	struct wsnap_policy policy;
+	struct wsnap_remote_opts remote;
 	const char *output;
 };
 
@@ -31,6 +32,7 @@ static const struct wsnap_option index_options[] = {
 			 "instead of the cache entry"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
+	WSNAP_OPT_REMOTE(T, remote),
 	WSNAP_OPT_END(),
 };
 
@@ -78,8 +80,10 @@ int wsnap_cmd_index(int argc, char **argv)
 		goto out;
 	}
 	lo.verbose = a.common.verbose;
+	lo.remote = a.remote;
 	if (a.output)
-		st = wsnap_write_sidecar(argv[0], a.output, &a.policy, &err);
+		st = wsnap_write_sidecar(argv[0], a.output, &a.policy,
+					 &a.remote, &err);
 	else
 		st = wsnap_cache_index(argv[0], &a.policy, &lo, &err);
 	if (st != WSNAP_OK) {

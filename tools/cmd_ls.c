@@ -43,15 +43,13 @@ static const struct wsnap_cmd_usage ls_usage = {
 	.name = "ls",
 	.operands = "ARCHIVE|- [PATH...]",
 	.description =
-		"Validates the archive, then lists it as a mount presents it, "
-		"sorted by path (bytewise), without the root, one member per "
-		"line:\n"
+		"Validates the archive, lists it as a mount presents it (no "
+		"root) by path:\n"
 		"  drwxr-xr-x  4096 2026-11-29 10:00 src\n"
 		"  lrwxrwxrwx    11 2026-11-29 10:00 src/link -> ../README\n"
-		"mode as presented, size, mtime in local time (TZ=UTC for "
-		"UTC), path, and ' -> target' for symlinks. Names are escaped "
-		"like error messages, unquoted. '-' is standard input. PATHs "
-		"limit the listing to them and what is below them.",
+		"mode, size, mtime in local time (TZ=UTC for UTC), path "
+		"(bytewise order, escaped, unquoted), ' -> target'; PATHs "
+		"limit it to them.",
 	.exit_status =
 		"0 listed, 2 usage error, 3 rejected (unsafe, or invalid tar "
 		"stream), 4 I/O or system error",

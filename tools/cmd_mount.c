@@ -79,7 +79,7 @@ static const struct wsnap_option mount_options[] = {
 		       "archive's server"),
 	WSNAP_OPT_COMMON(T, common),
 	WSNAP_OPT_POLICY(T, policy),
-	WSNAP_OPT_LOAD(T, load),
+	WSNAP_OPT_LOAD_READ(T, load),
 	WSNAP_OPT_END(),
 };
 
@@ -114,39 +114,6 @@ static int parse_id(const char *s, unsigned *out)
 	if (errno || *end || v > UINT32_MAX - 1)
 		return -1;
 	*out = (unsigned)v;
-	return 0;
-}
-
-/*
- * A remote option's value: with size, bytes with an optional K, M or G
- * (powers of 1024), at least a chunk and at most 1T; else whole seconds
- * from 1 to 3600. 0 or -1.
- */
-static int parse_amount(const char *s, bool size, uint64_t *out)
-{
-	uint64_t v = 0, mul = 1;
-	const char *p = s;
-
-	if (*p < '0' || *p > '9')
-		return -1;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > (1ull << 40))
-			return -1;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (size && *p && !p[1])
-		mul = *p == 'K'	  ? 1ull << 10
-		      : *p == 'M' ? 1ull << 20
-		      : *p == 'G' ? 1ull << 30
-				  : 0;
-	else if (*p)
-		mul = 0;
-	if (mul == 0 || v > (1ull << 40) / mul)
-		return -1;
-	v *= mul;
-	if (size ? v < WSNAP_CHUNK : v < 1 || v > 3600)
-		return -1;
-	*out = v;
 	return 0;
 }
 
@@ -253,14 +220,12 @@ static int parse_o(struct mount_args *a, const char *arg)
 
 			val = opt_value(s + (size ? 11 : 8),
 					len - (size ? 11 : 8));
-			if (!val || parse_amount(val, size, &v) != 0) {
+			if (!val || wsnap_remote_amount(val, size, &v) != 0) {
 				free(val);
 				return wsnap_usage_error(
 					"mount", "bad -o %.*s (want %s)",
 					(int)len, s,
-					size ? "a size: N, NK, NM or NG of at "
-					       "least 1M"
-					     : "seconds, 1 to 3600");
+					wsnap_remote_amount_want(size));
 			}
 			free(val);
 			if (s[0] == 's')

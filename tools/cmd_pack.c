@@ -137,7 +137,7 @@ static enum wsnap_status write_index(const char *out,
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	memcpy(side, out, n);
 	memcpy(side + n, WSNAP_SIDECAR_SUFFIX, sizeof(WSNAP_SIDECAR_SUFFIX));
-	s = wsnap_write_sidecar(out, side, policy, err);
+	s = wsnap_write_sidecar(out, side, policy, NULL, err);
 	free(side);
 	return s;
 }

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include <unistd.h>
 
 #include "cache.h"
+#include "chunks.h"
 #include "fsutil.h"
 #include "indexfile.h"
 #include "json.h"
@@ -105,14 +107,16 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 	wsnap_progress_put_end(&pr->line);
 }
 
-/* A build from the archive itself, with the progress line. */
-static enum wsnap_status build_fresh(int fd, const char *path,
-				     const struct wsnap_policy *policy,
-				     bool keep_data, bool progress,
-				     struct wsnap_index **out,
-				     struct wsnap_error *err)
+/* A build from the archive itself, with the progress line; seek_stream
+ * as in struct wsnap_reader_opts (a remote object's copy). */
+static enum wsnap_status build_stream(int fd, const char *path,
+				      const struct wsnap_policy *policy,
+				      bool keep_data, bool seek_stream,
+				      bool progress, struct wsnap_index **out,
+				      struct wsnap_error *err)
 {
-	struct wsnap_reader_opts ropts = {.keep_data = keep_data};
+	struct wsnap_reader_opts ropts = {.keep_data = keep_data,
+					  .seek_stream = seek_stream};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
 
@@ -128,6 +132,16 @@ static enum wsnap_status build_fresh(int fd, const char *path,
 	if (st != WSNAP_OK)
 		*out = NULL;
 	return st;
+}
+
+static enum wsnap_status build_fresh(int fd, const char *path,
+				     const struct wsnap_policy *policy,
+				     bool keep_data, bool progress,
+				     struct wsnap_index **out,
+				     struct wsnap_error *err)
+{
+	return build_stream(fd, path, policy, keep_data, false, progress, out,
+			    err);
 }
 
 /* A -v line: 'wsnap: ' and the text, escaped. */
@@ -211,9 +225,13 @@ static enum wsnap_status pipe_start(struct wsnap_remote_pipe *p,
 		  : WSNAP_OK;
 }
 
-/* Whether the first bytes of an archive are a compressed stream's (then
- * its data is spilled while it is streamed, rather than read remotely). */
-static bool looks_compressed(struct origin *o)
+/* What the first bytes of a remote archive are: a compressed stream's
+ * (then its data is spilled while it is streamed, rather than read
+ * remotely), gzip's (whose seek points the stream gives: read remotely
+ * from them), or neither. */
+enum head_kind { HEAD_PLAIN, HEAD_GZIP, HEAD_COMPRESSED };
+
+static enum head_kind head_kind(struct origin *o)
 {
 	static const struct {
 		size_t len;
@@ -234,16 +252,20 @@ static bool looks_compressed(struct origin *o)
 	size_t i;
 
 	if (n == 0 || wsnap_source_read(o->remote, head, n, 0) != 0)
-		return false;
+		return HEAD_PLAIN;
 	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
 		if (m[i].len <= n && memcmp(head, m[i].magic, m[i].len) == 0)
-			return true;
-	return false;
+			return i == 0 ? HEAD_GZIP : HEAD_COMPRESSED;
+	return HEAD_PLAIN;
 }
 
-/* Gives idx (built or loaded without data) its data from o: a remote
- * object's through the network, a compressed one's decoded into a spill
- * file on the first read (no seek points yet). */
+/*
+ * Gives idx (built or loaded without data) its data from o. A remote
+ * object's is read through the network: a plain one in place, a
+ * compressed one from the seek points its sidecar or cache entry holds
+ * (only the compressed spans a read touches are fetched), else decoded
+ * whole into a spill file on its first read.
+ */
 static enum wsnap_status origin_attach(struct origin *o,
 				       struct wsnap_index *idx,
 				       struct wsnap_error *err)
@@ -256,6 +278,18 @@ static enum wsnap_status origin_attach(struct origin *o,
 	if (!o->remote)
 		return wsnap_index_attach_archive(idx, o->fd, &ropts, err);
 	wsnap_index_stats(idx, &is);
+	if (strcmp(is.compression, "none") != 0 &&
+	    wsnap_index_has_seek_table(idx)) {
+		rc = wsnap_index_attach_seek_source(idx, o->src, 0);
+		o->src = NULL;
+		if (rc == -EINVAL)
+			return wsnap_error_io(err, EIO, NULL,
+					      "archive changed since it was "
+					      "indexed");
+		return rc ? wsnap_error_io(err, -rc, NULL,
+					   "cannot read archive in place")
+			  : WSNAP_OK;
+	}
 	rc = strcmp(is.compression, "none") == 0
 		     ? wsnap_stream_plain(o->src, &s)
 		     : wsnap_stream_spill(o->src, is.stream_bytes,
@@ -270,7 +304,8 @@ static enum wsnap_status origin_attach(struct origin *o,
 /* A build from o itself, with the progress line; its data attached with
  * keep_data. A remote object is streamed once: a plain one is read
  * without keeping data (its stream offsets are the object's), then read
- * in place through the network; a compressed one is spilled. */
+ * in place through the network; so is a gzip one, from the seek points
+ * recorded while it streamed; another compressed one is spilled. */
 static enum wsnap_status origin_build(struct origin *o,
 				      const struct wsnap_policy *policy,
 				      bool keep_data, bool progress,
@@ -279,17 +314,20 @@ static enum wsnap_status origin_build(struct origin *o,
 {
 	struct wsnap_remote_pipe p;
 	enum wsnap_status st;
+	enum head_kind kind;
 	bool spill;
 	int rfd;
 
 	if (!o->remote)
 		return build_fresh(o->fd, o->label, policy, keep_data, progress,
 				   out, err);
-	spill = keep_data && looks_compressed(o);
+	kind = head_kind(o);
+	spill = keep_data && kind == HEAD_COMPRESSED;
 	st = pipe_start(&p, o, &rfd, err);
 	if (st != WSNAP_OK)
 		return st;
-	st = build_fresh(rfd, o->label, policy, spill, progress, out, err);
+	st = build_stream(rfd, o->label, policy, spill, kind == HEAD_GZIP,
+			  progress, out, err);
 	st = pipe_finish(&p, rfd, st, err);
 	if (st == WSNAP_OK && keep_data && !wsnap_index_has_data(*out))
 		st = origin_attach(o, *out, err);
@@ -792,14 +830,120 @@ wsnap_load_index(const char *path, const struct wsnap_policy *policy,
 	return st;
 }
 
+int wsnap_remote_amount(const char *s, bool size, uint64_t *out)
+{
+	uint64_t v = 0, mul = 1;
+	const char *p = s;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (v > (1ull << 40))
+			return -1;
+		v = v * 10 + (uint64_t)(*p - '0');
+	}
+	if (size && *p && !p[1])
+		mul = *p == 'K'	  ? 1ull << 10
+		      : *p == 'M' ? 1ull << 20
+		      : *p == 'G' ? 1ull << 30
+				  : 0;
+	else if (*p)
+		mul = 0;
+	if (mul == 0 || v > (1ull << 40) / mul)
+		return -1;
+	v *= mul;
+	if (size ? v < WSNAP_CHUNK : v < 1 || v > 3600)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+const char *wsnap_remote_amount_want(bool size)
+{
+	return size ? "a size: N, NK, NM or NG of at least 1M"
+		    : "seconds, 1 to 3600";
+}
+
+/* --timeout S and --cache-size N, into a struct wsnap_remote_opts */
+static int remote_amount(const char *cmd, const char *opt, bool size,
+			 const char *arg, uint64_t *v)
+{
+	if (wsnap_remote_amount(arg, size, v) != 0)
+		return wsnap_usage_error(cmd, "bad --%s %s (want %s)", opt, arg,
+					 wsnap_remote_amount_want(size));
+	return 0;
+}
+
+static int remote_timeout(const char *cmd, void *target, const char *arg)
+{
+	uint64_t v;
+	int rc = remote_amount(cmd, "timeout", false, arg, &v);
+
+	if (rc == 0)
+		((struct wsnap_remote_opts *)target)->timeout_s = (unsigned)v;
+	return rc;
+}
+
+static int remote_cache_size(const char *cmd, void *target, const char *arg)
+{
+	uint64_t v;
+	int rc = remote_amount(cmd, "cache-size", true, arg, &v);
+
+	if (rc == 0)
+		((struct wsnap_remote_opts *)target)->cache_bytes = v;
+	return rc;
+}
+
+#define R struct wsnap_remote_opts
 #define L struct wsnap_load_opts
 /* clang-format off */
+/* the remote settings, one line each: --help of check and ls must fit a
+ * screen (40 lines); included with the same base */
+#define REMOTE_ENTRIES                                                         \
+	{                                                                      \
+		.kind = WSNAP_OPTION_INCLUDE, .table = remote_entries,         \
+	}
+static const struct wsnap_option remote_entries[] = {
+	WSNAP_OPT_CALLBACK(0, "timeout", "S", 0, remote_timeout,
+			   "a remote ARCHIVE's request timeout, seconds (30)"),
+	WSNAP_OPT_STRING(0, "cacert", "FILE", R, cacert,
+			 "CA certificates to check a remote ARCHIVE's server"),
+	WSNAP_OPT_END(),
+};
+
+static const struct wsnap_option remote_read_entries[] = {
+	REMOTE_ENTRIES,
+	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
+			   "a remote ARCHIVE's chunk cache in memory (256M)"),
+	WSNAP_OPT_END(),
+};
+
+#define REMOTE_IN_LOAD(entries)                                                \
+	WSNAP_OPT_INCLUDE("REMOTE", entries, L, remote,                        \
+			  struct wsnap_remote_opts)
+#define LOAD_ENTRIES                                                           \
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,                             \
+		       "neither read nor write the index cache"),              \
+	WSNAP_OPT_STRING(0, "index", "FILE", L, index,                         \
+			 "use the sidecar FILE or URL (untrusted)")
+
+const struct wsnap_option wsnap_remote_options[] = {
+	WSNAP_OPT_GROUP("remote options:"),
+	REMOTE_ENTRIES,
+	WSNAP_OPT_END(),
+};
+
 const struct wsnap_option wsnap_load_options[] = {
-	WSNAP_OPT_GROUP("index options:"),
-	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
-	WSNAP_OPT_STRING(0, "index", "FILE", L, index,
-			 "use the sidecar FILE or URL (untrusted)"),
+	WSNAP_OPT_GROUP("index and remote options:"),
+	LOAD_ENTRIES,
+	REMOTE_IN_LOAD(remote_entries),
+	WSNAP_OPT_END(),
+};
+
+const struct wsnap_option wsnap_load_read_options[] = {
+	WSNAP_OPT_GROUP("index and remote options:"),
+	LOAD_ENTRIES,
+	REMOTE_IN_LOAD(remote_read_entries),
 	WSNAP_OPT_END(),
 };
 
@@ -809,11 +953,24 @@ const struct wsnap_option wsnap_cache_options[] = {
 		       "neither read nor write the index cache"),
 	WSNAP_OPT_END(),
 };
+
+const struct wsnap_option wsnap_cache_read_options[] = {
+	WSNAP_OPT_GROUP("index and remote options:"),
+	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
+		       "neither read nor write the index cache"),
+	REMOTE_IN_LOAD(remote_read_entries),
+	WSNAP_OPT_END(),
+};
 /* clang-format on */
+#undef LOAD_ENTRIES
+#undef REMOTE_IN_LOAD
+#undef REMOTE_ENTRIES
 #undef L
+#undef R
 
 enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 				      const struct wsnap_policy *policy,
+				      const struct wsnap_remote_opts *remote,
 				      struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ro = {.keep_data = true};
@@ -825,7 +982,7 @@ enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 
 	/* a remote archive is fetched whole, once, to be described */
 	in_fd = wsnap_remote_is_url(archive)
-			? wsnap_download_archive(archive, NULL, err)
+			? wsnap_download_archive(archive, remote, err)
 			: wsnap_open_archive(archive, err);
 	if (in_fd < 0)
 		return err->status;

@@ -130,17 +130,50 @@ void wsnap_store_later_run(void *ctx);
 /* Closes its cache directory and frees it. NULL does nothing. */
 void wsnap_store_later_free(struct wsnap_store_later *s);
 
-/* --no-cache and --index FILE, into a struct wsnap_load_opts. */
+/*
+ * Tables whose base is a struct wsnap_load_opts:
+ *  - wsnap_load_options: --no-cache, --index FILE, and the settings of a
+ *    remote ARCHIVE (cli.md "Remote snapshots") --timeout S and --cacert
+ *    FILE, into its remote (check, ls);
+ *  - wsnap_load_read_options: the same and --cache-size N, for commands
+ *    that read members' data (mount, export, hydrate);
+ *  - wsnap_cache_options: --no-cache only (commands that take no sidecar
+ *    nor URL: strip-prefix); wsnap_cache_read_options: --no-cache and the
+ *    remote settings with --cache-size (diff).
+ * wsnap_remote_options: --timeout and --cacert alone, base a struct
+ * wsnap_remote_opts (index). mount's -o timeout=, cacert= and cache_size=
+ * set the same.
+ */
 extern const struct wsnap_option wsnap_load_options[];
-/* --no-cache only (commands that take no sidecar). */
+extern const struct wsnap_option wsnap_load_read_options[];
 extern const struct wsnap_option wsnap_cache_options[];
+extern const struct wsnap_option wsnap_cache_read_options[];
+extern const struct wsnap_option wsnap_remote_options[];
 
 #define WSNAP_OPT_LOAD(T, field)                                               \
 	WSNAP_OPT_INCLUDE("INDEX", wsnap_load_options, T, field,               \
 			  struct wsnap_load_opts)
+#define WSNAP_OPT_LOAD_READ(T, field)                                          \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_load_read_options, T, field,          \
+			  struct wsnap_load_opts)
 #define WSNAP_OPT_CACHE(T, field)                                              \
 	WSNAP_OPT_INCLUDE("INDEX", wsnap_cache_options, T, field,              \
 			  struct wsnap_load_opts)
+#define WSNAP_OPT_CACHE_READ(T, field)                                         \
+	WSNAP_OPT_INCLUDE("INDEX", wsnap_cache_read_options, T, field,         \
+			  struct wsnap_load_opts)
+#define WSNAP_OPT_REMOTE(T, field)                                             \
+	WSNAP_OPT_INCLUDE("REMOTE", wsnap_remote_options, T, field,            \
+			  struct wsnap_remote_opts)
+
+/*
+ * A remote setting's value: with size, bytes with an optional K, M or G
+ * (powers of 1024), at least a chunk (WSNAP_CHUNK) and at most 1T; else
+ * whole seconds from 1 to 3600. Returns 0 with *out, or -1.
+ * wsnap_remote_amount_want: what a usage error says is wanted.
+ */
+int wsnap_remote_amount(const char *s, bool size, uint64_t *out);
+const char *wsnap_remote_amount_want(bool size);
 
 /*
  * Opens ARCHIVE ("-" is standard input) and gets its index under policy:
@@ -189,13 +222,15 @@ int wsnap_download_archive(const char *url, const struct wsnap_remote_opts *ro,
 
 /*
  * wsnap index -o and wsnap pack --index: validates the archive file (or
- * the remote archive, downloaded whole) at archive under policy and writes
+ * the remote archive, downloaded whole with the settings remote, NULL the
+ * defaults) at archive under policy and writes
  * its sidecar (indexfile.h) to out, under a temporary name beside it
  * renamed into place (mode 0666 less the umask). Errors: those of the
  * build, WSNAP_USAGE for standard input or a pipe, WSNAP_IO writing out.
  */
 enum wsnap_status wsnap_write_sidecar(const char *archive, const char *out,
 				      const struct wsnap_policy *policy,
+				      const struct wsnap_remote_opts *remote,
 				      struct wsnap_error *err);
 
 struct wsnap_json;

@@ -634,22 +634,17 @@ void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s)
 	wsnap_index_digests_watch(idx);
 }
 
-int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
-				struct wsnap_seek_table *t, size_t cache_bytes)
+/* The seekable stream of t over src as idx's data; takes over both. */
+static int attach_seek(struct wsnap_index *idx, struct wsnap_source *src,
+		       struct wsnap_seek_table *t, size_t cache_bytes)
 {
-	struct wsnap_source *src = NULL;
 	struct wsnap_stream *s = NULL;
 	int rc;
 
 	if (t->stream_size != idx->stats.stream_bytes) {
-		close(fd);
+		wsnap_source_free(src);
 		wsnap_seek_table_free(t);
 		return -EINVAL;
-	}
-	rc = wsnap_source_file(fd, "", &src);
-	if (rc) {
-		wsnap_seek_table_free(t);
-		return rc;
 	}
 	rc = wsnap_stream_seekable(src, t, cache_bytes, &s);
 	if (rc)
@@ -662,6 +657,38 @@ void wsnap_index_set_span_cache(struct wsnap_index *idx, size_t bytes)
 {
 	if (idx)
 		wsnap_stream_seek_set_cache(idx->stream, bytes);
+}
+
+int wsnap_index_attach_seekable(struct wsnap_index *idx, int fd,
+				struct wsnap_seek_table *t, size_t cache_bytes)
+{
+	struct wsnap_source *src = NULL;
+	int rc;
+
+	rc = wsnap_source_file(fd, "", &src);
+	if (rc) {
+		wsnap_seek_table_free(t);
+		return rc;
+	}
+	return attach_seek(idx, src, t, cache_bytes);
+}
+
+bool wsnap_index_has_seek_table(const struct wsnap_index *idx)
+{
+	return idx && idx->seek;
+}
+
+int wsnap_index_attach_seek_source(struct wsnap_index *idx,
+				   struct wsnap_source *src, size_t cache_bytes)
+{
+	struct wsnap_seek_table *t = idx->seek;
+
+	if (!t) {
+		wsnap_source_free(src);
+		return -ENOENT;
+	}
+	idx->seek = NULL;
+	return attach_seek(idx, src, t, cache_bytes);
 }
 
 const struct wsnap_seek_table *

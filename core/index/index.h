@@ -209,6 +209,24 @@ int wsnap_index_data_fd(const struct wsnap_index *idx);
 struct wsnap_stream;
 void wsnap_index_attach_stream(struct wsnap_index *idx, struct wsnap_stream *s);
 bool wsnap_index_has_data(const struct wsnap_index *idx);
+
+/*
+ * A compressed archive's seek points (seek.h) held by an index that has no
+ * data yet: loaded from an index file or a sidecar, or recorded by a build
+ * without keep_data. wsnap_index_has_seek_table: whether idx holds them.
+ * wsnap_index_attach_seek_source makes idx read its data through a
+ * seekable stream over src (the compressed object as stored, a local file
+ * or a remote source, remote.h) from those points, a span cache of at
+ * most cache_bytes (0: the default): a read decodes only the spans it
+ * touches, and fetches only their compressed bytes. Takes over src, also
+ * on failure. Returns 0, -ENOENT (idx holds no seek points), -EINVAL (the
+ * points are not for idx's stream, or not for src's size), or -ENOMEM.
+ */
+struct wsnap_source;
+bool wsnap_index_has_seek_table(const struct wsnap_index *idx);
+int wsnap_index_attach_seek_source(struct wsnap_index *idx,
+				   struct wsnap_source *src,
+				   size_t cache_bytes);
 ssize_t wsnap_index_read_stored(const struct wsnap_index *idx, void *buf,
 				size_t len, uint64_t phys);
 int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,

@@ -562,9 +562,25 @@ static size_t body_cb(char *b, size_t size, size_t nitems, void *ud)
 	return len;
 }
 
+static bool is_redirect(long status)
+{
+	return status == 301 || status == 302 || status == 303 ||
+	       status == 307 || status == 308;
+}
+
 static const char *reason(long status)
 {
 	switch (status) {
+	case 301:
+		return " Moved Permanently";
+	case 302:
+		return " Found";
+	case 303:
+		return " See Other";
+	case 307:
+		return " Temporary Redirect";
+	case 308:
+		return " Permanent Redirect";
 	case 400:
 		return " Bad Request";
 	case 401:
@@ -749,6 +765,13 @@ static enum outcome request(struct remote *r, const struct target *t,
 		out = O_RETRY;
 	} else if (x->ranged && x->status == 200) {
 		say(msg, "%s: the server ignored the range request", t->label);
+		out = O_FAIL;
+	} else if (is_redirect(x->status)) {
+		/* a redirect is not followed: its target may be another
+		 * host, which would see the signed headers or the URL's
+		 * credentials (cli.md "Remote snapshots") */
+		say(msg, "%s: HTTP %ld%s (redirects are not followed)",
+		    t->label, x->status, reason(x->status));
 		out = O_FAIL;
 	} else if (x->status >= 300 ||
 		   (x->status && x->status != (x->ranged ? 206 : 200))) {

@@ -215,14 +215,18 @@ static enum wsnap_status rd_outer_open(struct wsnap_reader *r)
 	return WSNAP_OK;
 }
 
-/* gzip: ours, recording seek points when the input is a regular file. */
+/* gzip: ours, recording seek points when the input is a regular file
+ * (or, with seek_stream and without keep_data, any input). */
 static enum wsnap_status rd_gz_open(struct wsnap_reader *r,
 				    const struct wsnap_reader_outbuf *first)
 {
 	struct wsnap_gz *z = malloc(sizeof(*z));
+	bool record =
+		!r->opts->no_seek &&
+		(r->regular || (r->opts->seek_stream && !r->opts->keep_data));
 
 	r->dec.gz = z;
-	if (!z || wsnap_gzip_new(&z->g, r->regular && !r->opts->no_seek)) {
+	if (!z || wsnap_gzip_new(&z->g, record)) {
 		free(z);
 		r->dec.gz = NULL;
 		return wsnap_reader_io(r, ENOMEM, "out of memory");

@@ -150,6 +150,13 @@ struct wsnap_reader_opts {
 	 * table cannot be used).
 	 */
 	bool no_seek;
+	/*
+	 * Record gzip's seek points also when the input is not a regular
+	 * file (a remote object copied through a pipe, whose source the
+	 * caller then reads them from), without keep_data only: nothing of
+	 * a pipe can be read in place.
+	 */
+	bool seek_stream;
 	/* With keep_data, a compressed archive read in place: the most
 	 * decoded bytes its span cache keeps (0: WSNAP_SEEK_CACHE_DEFAULT,
 	 * 64 MiB) */

@@ -98,6 +98,8 @@ out=$("$helper" /a.tar /mnt -f -o skip=x) && [ -z "$out" ] ||
 opts=
 expect="mount"
 while read -r name arg; do
+	# mount's own -o words (above), passed to it as they are
+	case $name in timeout | cacert | cache-size) continue ;; esac
 	word=$(printf '%s' "$name" | tr - _)
 	if [ -n "$arg" ]; then
 		opts=$opts,$word=1

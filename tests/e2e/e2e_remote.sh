@@ -23,34 +23,12 @@ W=$WSNAP_BIN
 step() { echo "-- $name: $1 (at $SECONDS s)"; }
 rr=$WSNAP_SOURCE_DIR/tests/lib/remote_reads.py
 hh=$WSNAP_SOURCE_DIR/tests/lib/hydrate_helper.py
-export WSNAP_CACHE_DIR=$work/cache
-# none of the caller's settings: every source below says what it uses
-unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_PROFILE \
-	AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL AWS_ENDPOINT_URL_S3 \
-	AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE AWS_CONFIG_FILE \
-	AWS_SHARED_CREDENTIALS_FILE http_proxy https_proxy HTTP_PROXY \
-	HTTPS_PROXY ALL_PROXY all_proxy
-export HOME=$work/home NO_PROXY='*'
-mkdir -p "$HOME"
+remote_client_env
 
 www=$work/www
-mkdir -p "$www/probe"
-echo probe >"$www/probe/file"
-tar -C "$www/probe" -cf "$www/probe.tar" file
+mkdir -p "$www"
 nginx_start "$www"
-
-# ---- is the client there? ----
-m=$(log_mark "$NGINX_LOG")
-rc=0
-timeout 60 "$W" check --no-cache "$HTTP_URL/probe.tar" >/dev/null \
-	2>"$work/probe.err" || rc=$?
-if [ $rc != 0 ] && [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
-	[ "${WSNAP_REQUIRE_REMOTE:-0}" = 1 ] &&
-		fail "remote sources not built and WSNAP_REQUIRE_REMOTE=1: $(cat "$work/probe.err")"
-	echo "skip: remote sources not built ($(head -1 "$work/probe.err"))"
-	exit 77
-fi
-[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$work/probe.err")"
+remote_probe "$www" # is the client there?
 
 python3 "$helper" make "$work"
 python3 "$rr" make "$work"

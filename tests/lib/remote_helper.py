@@ -9,7 +9,7 @@ shell (--parent PID) is gone or after --lifetime seconds.
 
   sigv4-proxy --upstream PORT --credentials FILE [--region R]
               [--allow-anonymous] [--allow-missing-content-sha256]
-              --log FILE --port-file FILE
+              [--tls-cert CERT --tls-key KEY] --log FILE --port-file FILE
       FILE holds the access key, the secret and the session token (or an
       empty line), one a line: never in a process's arguments, where the
       tests look for leaked credentials.
@@ -20,7 +20,8 @@ shell (--parent PID) is gone or after --lifetime seconds.
       forwards the request without its credentials, streaming, and
       evaluates Range, If-Match, If-None-Match, If-Modified-Since and
       If-Unmodified-Since itself as S3 does (s3rver ignores If-Match and
-      gets 'bytes=0-0' wrong).
+      gets 'bytes=0-0' wrong). With --tls-cert it answers HTTPS only (an
+      S3 endpoint behind TLS; s3rver itself is still spoken to in HTTP).
   fault-proxy --upstream PORT --log FILE --port-file FILE
               --control-port-file FILE
       An HTTP proxy in front of nginx whose faults the test sets through
@@ -53,6 +54,7 @@ import re
 import signal
 import socket
 import socketserver
+import ssl
 import struct
 import subprocess
 import sys
@@ -116,6 +118,38 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 64
+
+
+class TLSServer(Server):
+    """A Server over TLS (ctx: the server's ssl.SSLContext): the handshake
+    is made in the connection's own thread, so that a client that never
+    makes it holds up no other."""
+    ctx = None
+
+    def get_request(self):
+        sock, addr = self.socket.accept()
+        return self.ctx.wrap_socket(sock, server_side=True,
+                                    do_handshake_on_connect=False), addr
+
+    def finish_request(self, request, client_address):
+        try:
+            request.settimeout(30)
+            request.do_handshake()
+            request.settimeout(None)
+        except (OSError, ssl.SSLError):
+            return
+        super().finish_request(request, client_address)
+
+
+def make_server(a, handler):
+    """A server on a free loopback port for handler: over TLS when a has
+    tls_cert (and tls_key)."""
+    if not getattr(a, "tls_cert", None):
+        return Server(("127.0.0.1", 0), handler)
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(a.tls_cert, a.tls_key)
+    TLSServer.ctx = ctx
+    return TLSServer(("127.0.0.1", 0), handler)
 
 
 # ------------------------------------------------------------- forwarding
@@ -535,7 +569,7 @@ def cmd_sigv4(a):
         sys.exit("sigv4-proxy: no key or secret in %s" % a.credentials)
     SigV4Handler.cfg = a
     SigV4Handler.log = Logger(a.log)
-    srv = Server(("127.0.0.1", 0), SigV4Handler)
+    srv = make_server(a, SigV4Handler)
     write_port(a.port_file, srv.server_address[1])
     srv.serve_forever()
 
@@ -552,6 +586,7 @@ class FaultState:
       skip=N        the first N matching requests pass (default 0)
       n=N           then N matching requests get the fault (default: all)
       status=CODE   for mode=status (default 500)
+      location=URL  for mode=status: a Location header (a redirect)
       delay=SECS    for mode=delay: before the response (default 2)
       bytes=N       for mode=truncate: body bytes sent before the
                     connection is closed (default half the body)
@@ -583,6 +618,7 @@ class FaultState:
             self.skip = int(one("skip", "0"))
             self.n = int(one("n", "-1"))
             self.status = int(one("status", "500"))
+            self.location = one("location", "")
             self.delay = float(one("delay", "2"))
             self.bytes = one("bytes", None)
             self.bytes = None if self.bytes is None else int(self.bytes)
@@ -620,6 +656,7 @@ class FaultState:
             return json.dumps({
                 "mode": self.mode, "match": self.match.pattern,
                 "skip": self.skip, "n": self.n, "status": self.status,
+                "location": self.location,
                 "delay": self.delay, "bytes": self.bytes,
                 "replace": "=".join(self.replace) if self.replace else "",
                 "seen": self.seen, "faulted": self.faulted}) + "\n"
@@ -686,7 +723,9 @@ class FaultHandler(Handler):
             return
         if fault == "status":
             st = self.state.status
-            n = self.simple(st, b"injected fault\n")
+            loc = self.state.location
+            n = self.simple(st, b"injected fault\n", extra_headers=(
+                [("Location", loc)] if loc else []))
             self.log.line(self.command, self.path, rng, st, n, "status")
             return
         if fault == "delay":
@@ -824,6 +863,8 @@ def main():
     s.add_argument("--allow-missing-content-sha256", action="store_true")
     s.add_argument("--log", required=True)
     s.add_argument("--port-file", required=True)
+    s.add_argument("--tls-cert", help="serve HTTPS with this certificate")
+    s.add_argument("--tls-key", help="and this key")
     s.set_defaults(fn=cmd_sigv4)
     f = sub.add_parser("fault-proxy")
     common(f)

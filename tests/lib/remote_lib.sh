@@ -17,11 +17,19 @@
 #                              behind the SigV4-checking proxy ($S3_URL,
 #                              log $S3_LOG) that knows KEY, SECRET, TOKEN
 #   s3_proxy KEY SECRET TOKEN [PROXY-OPTION...]
-#                              another such proxy ($S3P_URL, $S3P_LOG)
+#                              another such proxy ($S3P_URL, $S3P_LOG);
+#                              with --tls-cert $CERT_PEM --tls-key $KEY_PEM
+#                              (remote_ca) over HTTPS
 #   s3_put BUCKET KEY FILE     uploads FILE with s3rver's own API
 #   fault_start UPSTREAM-PORT  the fault proxy ($FAULT_URL, log $FAULT_LOG)
 #   fault_set K=V...           its behaviour (remote_helper.py FaultState)
 #   fault_state                its state and counters (JSON)
+#   remote_client_env          none of the caller's settings for wsnap
+#                              (AWS_*, CA variables, proxies), a HOME and
+#                              an index cache of the test's own
+#   remote_probe WWW           after nginx_start WWW: exits 77 (skipped)
+#                              when wsnap has no remote client (fails
+#                              instead with WSNAP_REQUIRE_REMOTE=1)
 #   log_mark LOG               the number of lines LOG has now
 #   log_since LOG MARK         its lines after MARK, once it is quiet
 #   log_count LOG MARK [AWK-CONDITION]   how many of them (that match)
@@ -213,21 +221,22 @@ s3_start() {
 }
 
 # s3_proxy KEY SECRET TOKEN [PROXY-OPTION...]: one more SigV4 proxy in front
-# of the s3rver of s3_start: $S3P_URL, log $S3P_LOG
+# of the s3rver of s3_start: $S3P_URL (https:// with --tls-cert), log $S3P_LOG
 s3_proxy_n=0
 s3_proxy() {
-	local d=$rdir/s3/proxy$((++s3_proxy_n))
+	local d=$rdir/s3/proxy$((++s3_proxy_n)) scheme=http a
 	mkdir -p "$d"
 	printf '%s\n%s\n%s\n' "$1" "$2" "$3" >"$d/credentials"
 	chmod 600 "$d/credentials"
 	shift 3
+	for a; do [ "$a" = --tls-cert ] && scheme=https; done
 	S3P_LOG=$d/access.log
 	: >"$S3P_LOG"
 	python3 "$remote_helper" sigv4-proxy --parent $$ --upstream "$S3RVER_PORT" \
 		--credentials "$d/credentials" --log "$S3P_LOG" \
 		--port-file "$d/port" "$@" </dev/null >>"$d/out" 2>&1 &
 	remote_pids+=("$!")
-	S3P_URL=http://127.0.0.1:$(wait_port_file "$d/port") ||
+	S3P_URL=$scheme://127.0.0.1:$(wait_port_file "$d/port") ||
 		fail "the SigV4 proxy did not start: $(cat "$d/out")"
 }
 
@@ -294,4 +303,32 @@ log_count() {
 
 log_bytes() {
 	log_since "$1" "$2" | awk -F'\t' "${3:-1} { n += \$5 } END { print n + 0 }"
+}
+
+remote_probe() {
+	local m rc=0
+	mkdir -p "$1/probe"
+	echo probe >"$1/probe/file"
+	tar -C "$1/probe" -cf "$1/probe.tar" file
+	m=$(log_mark "$NGINX_LOG")
+	timeout 60 "$WSNAP_BIN" check --no-cache "$HTTP_URL/probe.tar" >/dev/null \
+		2>"$rdir/probe.err" || rc=$?
+	if [ $rc != 0 ] && [ "$(log_count "$NGINX_LOG" "$m")" = 0 ]; then
+		[ "${WSNAP_REQUIRE_REMOTE:-0}" = 1 ] &&
+			fail "remote sources not built and WSNAP_REQUIRE_REMOTE=1: $(cat "$rdir/probe.err")"
+		echo "skip: remote sources not built ($(head -1 "$rdir/probe.err"))"
+		exit 77
+	fi
+	[ $rc = 0 ] || fail "check $HTTP_URL/probe.tar: exit $rc: $(cat "$rdir/probe.err")"
+}
+
+remote_client_env() {
+	export WSNAP_CACHE_DIR=$work/cache
+	unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN \
+		AWS_PROFILE AWS_REGION AWS_DEFAULT_REGION AWS_ENDPOINT_URL \
+		AWS_ENDPOINT_URL_S3 AWS_CA_BUNDLE CURL_CA_BUNDLE SSL_CERT_FILE \
+		AWS_CONFIG_FILE AWS_SHARED_CREDENTIALS_FILE http_proxy \
+		https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
+	export HOME=$work/home NO_PROXY='*'
+	mkdir -p "$HOME"
 }

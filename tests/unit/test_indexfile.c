@@ -511,6 +511,80 @@ static void sc_free(struct sc_fixture *f)
 	free(f->tar);
 }
 
+/*
+ * The seek points an index keeps (a build without data) serve its data
+ * through any source (remote.h attaches a remote one this way): once, from
+ * an object of the size they were made for; a shorter one is refused.
+ */
+static void test_index_attach_seek_source(void **state)
+{
+	struct ts_archive *a = ts_archive_new();
+	struct wsnap_reader_opts opts = {.sequential = true};
+	struct wsnap_index *idx = NULL;
+	struct wsnap_source *src;
+	struct wsnap_error err;
+	struct wsnap_policy p;
+	unsigned char *tar, *gz, *big;
+	size_t len, glen, i;
+	char buf[64];
+	uint32_t ino;
+	int fd, pass;
+
+	(void)state;
+	big = malloc(300000);
+	assert_non_null(big);
+	for (i = 0; i < 300000; i++)
+		big[i] = (unsigned char)(i * 7 + i / 251);
+	ts_add_file(a, "big", 0644, (const char *)big, 300000);
+	ts_add_file(a, "f", 0644, "hello", 5);
+	tar = ts_archive_finish(a, 1, &len);
+	gz = ts_compress(tar, len, "gzip", &glen);
+	wsnap_policy_init(&p);
+	for (pass = 0; pass < 2; pass++) {
+		fd = ts_memfd(gz, glen);
+		assert_int_equal(wsnap_index_build(&idx, fd, &p, &opts, &err),
+				 WSNAP_OK);
+		close(fd);
+		assert_false(wsnap_index_has_data(idx));
+		assert_true(wsnap_index_has_seek_table(idx));
+		/* pass 0: an object one byte shorter than the points say */
+		assert_int_equal(
+			wsnap_source_memory(gz, pass ? glen : glen - 1, &src),
+			0);
+		if (pass == 0) {
+			assert_int_equal(
+				wsnap_index_attach_seek_source(idx, src, 0),
+				-EINVAL);
+			assert_false(wsnap_index_has_data(idx));
+			wsnap_index_free(idx);
+			continue;
+		}
+		assert_int_equal(wsnap_index_attach_seek_source(idx, src, 0),
+				 0);
+		assert_true(wsnap_index_has_data(idx));
+		assert_false(wsnap_index_has_seek_table(idx));
+		ino = wsnap_index_lookup(idx, "f", 1);
+		assert_true(ino > 0);
+		assert_int_equal(
+			wsnap_index_pread(idx, ino, buf, sizeof(buf), 0), 5);
+		assert_memory_equal(buf, "hello", 5);
+		ino = wsnap_index_lookup(idx, "big", 3);
+		assert_int_equal(
+			wsnap_index_pread(idx, ino, buf, sizeof(buf), 123456),
+			sizeof(buf));
+		assert_memory_equal(buf, big + 123456, sizeof(buf));
+		/* the points went to the stream: a second attach has none */
+		assert_int_equal(wsnap_source_memory(gz, glen, &src), 0);
+		assert_int_equal(wsnap_index_attach_seek_source(idx, src, 0),
+				 -ENOENT);
+		wsnap_index_free(idx);
+	}
+	wsnap_policy_release(&p);
+	free(gz);
+	free(tar);
+	free(big);
+}
+
 /* The index from sidecar bytes under p (NULL: defaults), with the archive
  * attached when attach. */
 static enum wsnap_status sc_index_with(const struct sc_fixture *f,
@@ -1246,6 +1320,7 @@ int main(void)
 		cmocka_unit_test(test_indexfile_corrupt),
 		cmocka_unit_test(test_indexfile_resealed_damage),
 		cmocka_unit_test(test_indexfile_seek_sections),
+		cmocka_unit_test(test_index_attach_seek_source),
 		cmocka_unit_test(test_sidecar_roundtrip),
 		cmocka_unit_test(test_sidecar_wrong_digest),
 		cmocka_unit_test(test_sidecar_verify_threads),

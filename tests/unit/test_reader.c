@@ -136,11 +136,14 @@ struct run {
 /* Spill compressed files instead of recording seek points (the spill path
  * with a memfd). */
 static bool run_no_seek;
+/* Record gzip's seek points from a pipe too (seek_stream). */
+static bool run_seek_stream;
 
 static void run_fd(struct run *run, int fd, bool keep)
 {
 	struct wsnap_reader_opts opts = {.keep_data = keep,
-					 .no_seek = run_no_seek};
+					 .no_seek = run_no_seek,
+					 .seek_stream = run_seek_stream};
 
 	memset(run, 0, sizeof(*run));
 	run->st = wsnap_reader_run(fd, &opts, record_cb, &run->rec, &run->res,
@@ -997,6 +1000,25 @@ static void test_reader_compressed_memfd_and_pipe(void **state)
 	free(big);
 }
 
+/* The stream over src through run's seek table (taken) is tar (len bytes)
+ * byte for byte, and ends there; run is released. */
+static void assert_seek_stream(struct run *run, struct wsnap_source *src,
+			       const unsigned char *tar, size_t len)
+{
+	struct wsnap_stream *st;
+	unsigned char *got = malloc(len);
+
+	assert_non_null(got);
+	assert_int_equal(wsnap_stream_seekable(src, run->res.seek, 0, &st), 0);
+	run->res.seek = NULL;
+	assert_int_equal(wsnap_stream_read(st, got, len, 0), 0);
+	assert_memory_equal(got, tar, len);
+	assert_int_equal(wsnap_stream_read(st, got, 1, len), -EIO);
+	wsnap_stream_free(st);
+	free(got);
+	run_release(run);
+}
+
 /*
  * gzip in a regular file: no spill, a seek table, and the data descriptor
  * is the archive itself; the stream over it through the table is the tar
@@ -1004,10 +1026,9 @@ static void test_reader_compressed_memfd_and_pipe(void **state)
  */
 static void test_reader_gzip_file_in_place(void **state)
 {
-	unsigned char *tar, *big, *got;
+	unsigned char *tar, *big;
 	size_t len, big_len, clen;
 	struct wsnap_source *src;
-	struct wsnap_stream *st;
 	struct run run;
 	unsigned char *c;
 	char *dir = ts_tempdir();
@@ -1023,16 +1044,7 @@ static void test_reader_gzip_file_in_place(void **state)
 	assert_int_equal(run.res.seek->in_size, clen);
 	assert_true(run.res.data_fd >= 0);
 	assert_int_equal(wsnap_source_file(dup(run.res.data_fd), "x", &src), 0);
-	assert_int_equal(wsnap_stream_seekable(src, run.res.seek, 0, &st), 0);
-	run.res.seek = NULL;
-	got = malloc(len);
-	assert_non_null(got);
-	assert_int_equal(wsnap_stream_read(st, got, len, 0), 0);
-	assert_memory_equal(got, tar, len);
-	assert_int_equal(wsnap_stream_read(st, got, 1, len), -EIO);
-	wsnap_stream_free(st);
-	free(got);
-	run_release(&run);
+	assert_seek_stream(&run, src, tar, len);
 	/* without keep_data the table is recorded all the same */
 	run_bytes(&run, c, clen, SRC_MEMFD, false);
 	assert_int_equal(run.st, WSNAP_OK);
@@ -1043,6 +1055,22 @@ static void test_reader_gzip_file_in_place(void **state)
 	run_bytes(&run, c, clen, SRC_PIPE, false);
 	assert_null(run.res.seek);
 	run_release(&run);
+	/* unless asked (a remote object's copy), and then only without
+	 * keep_data: the same table as the file's, for the object's source */
+	run_seek_stream = true;
+	run_bytes(&run, c, clen, SRC_PIPE, false);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_non_null(run.res.seek);
+	assert_int_equal(run.res.seek->stream_size, len);
+	assert_int_equal(run.res.seek->in_size, clen);
+	assert_int_equal(wsnap_source_memory(c, clen, &src), 0);
+	assert_seek_stream(&run, src, tar, len);
+	run_bytes(&run, c, clen, SRC_PIPE, true);
+	assert_int_equal(run.st, WSNAP_OK);
+	assert_null(run.res.seek);
+	assert_true(run.res.spilled);
+	run_release(&run);
+	run_seek_stream = false;
 	assert_int_equal(rmdir(dir), 0);
 	free(dir);
 	free(c);
