@@ -957,6 +957,7 @@ int wsnap_remote_open(const char *url, const struct wsnap_remote_opts *o,
 		return rc;
 	}
 	r->base.label = r->t.label;
+	r->base.fetches = true;
 	for (a = 0; a < WSNAP_REMOTE_TRIES && oc == O_RETRY; a++) {
 		memset(&x, 0, sizeof(x));
 		x.fd = -1;

@@ -63,7 +63,9 @@ static const wsnap_seek_span_fn seek_kinds[WSNAP_SEEK_NKINDS] = {
  * order), or when it is at least SS_SEQ_LEN long: the kernel asks that
  * much only of a file read in large pieces or read ahead (dd bs=1M, cat),
  * not for a small pread at a random offset, and waiting for the second
- * request would leave the first span's decode without a second core. */
+ * request would leave the first span's decode without a second core.
+ * Nothing is decoded ahead over a source that fetches (a remote object:
+ * stream.h), which reads ahead itself. */
 #define SS_SEQ_SLACK (1u << 20)
 #define SS_SEQ_LEN   (64u << 10)
 
@@ -345,7 +347,7 @@ static bool ss_sequential(struct seek_stream *s, uint64_t off, size_t len)
 	s->last_off = off;
 	s->last_end = off + len;
 	pthread_mutex_unlock(&s->lock);
-	return seq;
+	return seq && !s->src->fetches;
 }
 
 /* Span idx, ready and held (release with ss_put); or an error. seq: the

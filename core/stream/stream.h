@@ -35,6 +35,7 @@
 #ifndef WSNAP_STREAM_H
 #define WSNAP_STREAM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -72,6 +73,11 @@ struct wsnap_source {
 	uint64_t size; /* the object's size when it was opened */
 	/* what messages call it: a path, or a URL without credentials */
 	const char *label;
+	/* reads cost requests over a network (a remote object): it reads
+	 * ahead itself, in bytes fetched (chunks.h), and a stream over it
+	 * decodes nothing ahead (spans that may never be read are bytes
+	 * fetched for nothing) */
+	bool fetches;
 };
 
 struct wsnap_stream;
