@@ -282,13 +282,7 @@ static enum wsnap_status origin_attach(struct origin *o,
 	    wsnap_index_has_seek_table(idx)) {
 		rc = wsnap_index_attach_seek_source(idx, o->src, 0);
 		o->src = NULL;
-		if (rc == -EINVAL)
-			return wsnap_error_io(err, EIO, NULL,
-					      "archive changed since it was "
-					      "indexed");
-		return rc ? wsnap_error_io(err, -rc, NULL,
-					   "cannot read archive in place")
-			  : WSNAP_OK;
+		return wsnap_index_seek_status(rc, err);
 	}
 	rc = strcmp(is.compression, "none") == 0
 		     ? wsnap_stream_plain(o->src, &s)

@@ -691,6 +691,16 @@ int wsnap_index_attach_seek_source(struct wsnap_index *idx,
 	return attach_seek(idx, src, t, cache_bytes);
 }
 
+enum wsnap_status wsnap_index_seek_status(int rc, struct wsnap_error *err)
+{
+	if (rc == -EINVAL)
+		return wsnap_error_io(err, EIO, NULL,
+				      "archive changed since it was indexed");
+	return rc ? wsnap_error_io(err, -rc, NULL,
+				   "cannot read archive in place")
+		  : WSNAP_OK;
+}
+
 const struct wsnap_seek_table *
 wsnap_index_seek_table(const struct wsnap_index *idx)
 {

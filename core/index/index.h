@@ -227,6 +227,9 @@ bool wsnap_index_has_seek_table(const struct wsnap_index *idx);
 int wsnap_index_attach_seek_source(struct wsnap_index *idx,
 				   struct wsnap_source *src,
 				   size_t cache_bytes);
+/* What a command makes of the rc of wsnap_index_attach_seek_source (or
+ * wsnap_index_attach_seekable): WSNAP_OK, or an I/O error in err. */
+enum wsnap_status wsnap_index_seek_status(int rc, struct wsnap_error *err);
 ssize_t wsnap_index_read_stored(const struct wsnap_index *idx, void *buf,
 				size_t len, uint64_t phys);
 int wsnap_index_extent(const struct wsnap_index *idx, uint32_t ino,

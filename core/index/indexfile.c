@@ -651,13 +651,7 @@ wsnap_index_attach_archive(struct wsnap_index *idx, int archive_fd,
 		idx->seek = NULL;
 		rc = wsnap_index_attach_seekable(idx, fd, t,
 						 opts->span_cache_bytes);
-		if (rc == -EINVAL)
-			return wsnap_error_io(err, EIO, NULL,
-					      "archive changed since it was "
-					      "indexed");
-		return rc ? wsnap_error_io(err, -rc, NULL,
-					   "cannot read archive in place")
-			  : WSNAP_OK;
+		return wsnap_index_seek_status(rc, err);
 	}
 	ro.keep_data = true;
 	ro.no_seek = true; /* a table now could not be kept anywhere */
