@@ -27,8 +27,7 @@
 #include "export_private.h"
 #include "fsutil.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

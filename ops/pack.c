@@ -21,8 +21,7 @@
 #include "pack.h"
 #include "pack_private.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>

@@ -7,7 +7,7 @@
 #ifndef WSNAP_PACK_PRIVATE_H
 #define WSNAP_PACK_PRIVATE_H
 
-#include <archive.h>
+#include "archive_dl.h"
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,8 +15,7 @@
  */
 #include "strip.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <stdbool.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
 /* Did-you-mean for subcommands, and the version lines (suggest.h). */
 #include "suggest.h"
 
-#include <archive.h>
+#include "archive_dl.h"
 #include <fuse_lowlevel.h>
 #include <stdint.h>
 #include <string.h>

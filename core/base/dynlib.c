@@ -2,12 +2,14 @@
 #include "dynlib.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "array.h"
 
-#define MAX_SYMS 64
+#define MAX_SYMS 96
 
 int wsnap_dynlib_load(const char *soname, const struct wsnap_dynsym *syms,
 		      size_t n, void *table, char *why)
@@ -61,4 +63,17 @@ int wsnap_dynlib_use(struct wsnap_dynlib *lib, const char **why)
 	if (state < 0 && why)
 		*why = lib->why;
 	return state > 0 ? 0 : -1;
+}
+
+void wsnap_dynlib_require(struct wsnap_dynlib *lib, atomic_bool *loaded)
+{
+	const char *why = NULL;
+
+	if (wsnap_dynlib_use(lib, &why) != 0) {
+		fprintf(stderr,
+			"wsnap: error while loading shared libraries: %s\n",
+			why);
+		exit(127);
+	}
+	atomic_store_explicit(loaded, true, memory_order_release);
 }

@@ -15,6 +15,7 @@
 #define WSNAP_DYNLIB_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 /* One function of a library: its name and where its pointer goes in the
@@ -55,5 +56,15 @@ struct wsnap_dynlib {
 /* Loads lib on the first call (thread-safe); 0, or -1 with *why (if why)
  * the reason, then and on every later call. */
 int wsnap_dynlib_use(struct wsnap_dynlib *lib, const char **why);
+
+/*
+ * For a library wsnap cannot run without (libarchive, libcrypto), loaded
+ * late only to spare the commands that never call it: loads lib once and
+ * then sets *loaded (release). If it cannot be loaded, prints why on stderr,
+ * as the dynamic loader did when the library was linked, and ends the
+ * process with the loader's status 127: the one exit() of core/, for a
+ * failure that used to happen before main.
+ */
+void wsnap_dynlib_require(struct wsnap_dynlib *lib, atomic_bool *loaded);
 
 #endif

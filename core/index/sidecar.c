@@ -35,7 +35,7 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
+#include "crypto_dl.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>

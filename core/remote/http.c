@@ -13,7 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <openssl/evp.h>
+#include "crypto_dl.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>

@@ -21,7 +21,7 @@
  */
 #include "tar_private.h"
 
-#include <archive.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>

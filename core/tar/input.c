@@ -34,8 +34,7 @@
  */
 #include "tar_private.h"
 
-#include <archive.h>
-#include <archive_entry.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>

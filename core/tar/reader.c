@@ -31,7 +31,7 @@
  */
 #include "tar_private.h"
 
-#include <archive.h>
+#include "archive_dl.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <locale.h>

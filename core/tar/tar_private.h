@@ -23,7 +23,7 @@
 #ifndef WSNAP_TAR_PRIVATE_H
 #define WSNAP_TAR_PRIVATE_H
 
-#include <archive.h>
+#include "archive_dl.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
