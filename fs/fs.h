@@ -259,8 +259,9 @@ enum wsnap_status wsnap_fs_session_new(struct fuse_session **out,
 
 /*
  * Mounts se at mountpoint (an absolute path: the daemon changes directory
- * to "/"), puts it in the background unless foreground (fuse_daemonize:
- * the calling process exits 0 there and a detached child continues),
+ * to "/"), and unless foreground detaches the calling process, which must
+ * be a forked child (a session of its own, standard streams on /dev/null,
+ * as fuse_daemonize without its fork: workspace/snapshot.c),
  * installs SIGINT/SIGTERM/SIGHUP handlers, runs the multi-threaded loop
  * until the filesystem is unmounted (fusermount3 -u, umount) or a signal
  * arrives, then unmounts and destroys se. fs->ready_fd, if any, gets

@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session's life (fs.h, wsnap_fs_serve): signal handlers, mount,
- * fuse_daemonize (libfuse 3.14: after mounting), the multi-threaded loop,
- * unmount. Readiness is signalled from the INIT handler (ll.c).
+ * detaching (after mounting), the multi-threaded loop, unmount. Readiness
+ * is signalled from the INIT handler (ll.c).
  */
 #include "fs.h"
 #include "fs_private.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <unistd.h>
 
 /*
  * Worker threads of the loop, started on demand up to the maximum. Idle
@@ -36,6 +38,32 @@ static void serve_trim_memory(void)
 	malloc_trim(0);
 }
 
+/*
+ * What fuse_daemonize(0) does but for its fork: a new session, "/" as the
+ * working directory, standard streams on /dev/null. The caller is already
+ * the forked daemon (workspace/snapshot.c), so the second fork of
+ * fuse_daemonize, and the wait of the process that mounted for it, are
+ * spared: a process less to start and schedule before the mount answers.
+ * setsid cannot fail in a forked child (it leads no process group).
+ */
+static int serve_detach(void)
+{
+	int fd;
+
+	if (setsid() < 0 || chdir("/") != 0)
+		return -1;
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (fd > 2)
+		close(fd);
+	return 0;
+}
+
 enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
 				 const char *mountpoint, bool foreground,
 				 struct wsnap_error *err)
@@ -60,8 +88,8 @@ enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
 	}
 	mounted = true;
 	wsnap_fs_log_capture(false);
-	/* in the background the caller exits here, a detached child goes on */
-	if (fuse_daemonize(foreground) != 0) {
+	/* in the foreground fuse_daemonize only changes directory */
+	if ((foreground ? fuse_daemonize(1) : serve_detach()) != 0) {
 		status = wsnap_error_io(err, 0, mountpoint,
 					"cannot start the daemon");
 		goto out;

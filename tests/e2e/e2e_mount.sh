@@ -119,6 +119,16 @@ pid=$(python3 "$helper" pid "$work/snap.tar.xz" "$mnt")
 ls -l "/proc/$pid/fd" | grep -F "$work/cache/" >/dev/null ||
 	fail "no spill file of the daemon in cache_dir"
 [ -z "$(ls -A "$work/cache")" ] || fail "spill file not unlinked"
+# the daemon, the mount command's only child, detached itself as
+# fuse_daemonize would (serve.c): a session of its own, "/" as working
+# directory, standard streams on /dev/null
+[ "$(ps -o sid= -p "$pid" | tr -d ' ')" = "$pid" ] ||
+	fail "the daemon is not in a session of its own"
+[ "$(readlink "/proc/$pid/cwd")" = / ] || fail "the daemon's cwd is not /"
+for fd in 0 1 2; do
+	[ "$(readlink "/proc/$pid/fd/$fd")" = /dev/null ] ||
+		fail "the daemon's fd $fd is not /dev/null"
+done
 python3 "$helper" read-all "$work/snap.tar.xz" "$mnt" >/dev/null ||
 	fail "reads from the spill file in cache_dir"
 expect_rc 0 "$WSNAP_BIN" unmount "$mnt"
