@@ -232,7 +232,10 @@ done
 
 declare -A A_ST A_WALL A_PEAK A_RUNS A_WHY A_DONE A_NOTE A_XPEAK A_WALLS
 # Keys of section 10 ("x10.") report the median of their runs, not the best.
-median_key() { [[ $1 == x10.* ]]; }
+# Rows reported as the median of their rounds (the others: the best run).
+# 3a's remount is a few milliseconds of many hand-offs between processes,
+# whose best run says little about the usual one.
+median_key() { [[ $1 == x10.* || $1 == m3.ls.* ]]; }
 
 agg_active() { [ -z "${A_DONE[$1]:-}" ]; }
 agg_ok() { # KEY WALL [PEAK_MIB]
@@ -785,18 +788,26 @@ sec3() {
 	out "## 3. mount (wsnap mount vs archivemount)"
 	out ""
 	out "Page cache warm for the archives; every round mounts afresh, so the kernel's caches of the mount start empty."
+	out "3a: the remount of the snapshot from its cache entry (written by an untimed check), the MEDIAN of $REPS interleaved rounds; the other tables give the best run."
 	out "Peak MiB = the FUSE daemon's VmHWM (kernel high-water mark of its resident set) read from /proc right after the step."
 	out "archivemount gets the same time bound as every command ($TIMEOUT s): 'over N s' where it did not finish."
 	ensure_small && ensure_big && ensure_gz
 	warm "$DATA/small-a.tar" "$DATA/big.tar" "$DATA/big.tar.gz" "$DATA/big/big.bin"
+	# 3a times a remount: a cache of its own, its entry written by an
+	# untimed check first (without it the first round was a first mount
+	# and the user's cache decided the others)
+	export WSNAP_CACHE_DIR=$RUN/cache3
+	mkdir -p "$WSNAP_CACHE_DIR" && chmod 700 "$WSNAP_CACHE_DIR"
+	"$WSNAP" check -q "$DATA/small-a.tar" >/dev/null 2>&1
 	for r in $(seq "$REPS"); do
 		for tool in wsnap archivemount; do
 			mount_series $tool "$r" "$DATA/small-a.tar" "$DIRS" m3.ls \
 				m3.find=step_find m3.dir=step_dir m3.all=step_all
 		done
 	done
+	unset WSNAP_CACHE_DIR
 	tbl_begin "3a. mount to first successful ls of the root ($NFILES files, $(mib "$DATA/small-a.tar") .tar)"
-	tbl_row m3.ls.wsnap "wsnap mount + ls"
+	tbl_row m3.ls.wsnap "wsnap mount + ls (remount, from the cache entry)" "wall_lt:0.015:remount under 15 ms"
 	tbl_row m3.ls.archivemount "archivemount + ls" "ratio_ge:2:wsnap <= half of archivemount"
 	tbl_end
 	tbl_begin "3b. find MNT | wc -l"
@@ -1443,6 +1454,10 @@ sec10() {
 	touch -d "@$((1767225600 + M1_FILES / 2))" "$RUN/newer10.ref"
 	# the cache entry the cached rows use (written by an untimed check)
 	"$WSNAP" check -q "$a" >/dev/null 2>&1
+	# the remount's daemon may hold the entry's size and 10 MiB more
+	local entry_lim
+	entry_lim=$(find "$WSNAP_CACHE_DIR" -name '*.idx' -printf '%s\n' |
+		awk '{ s += $1 } END { printf "%.1f", s / 1048576 + 10 }')
 
 	local save=$REPS
 	REPS=$REPS10
@@ -1485,6 +1500,7 @@ sec10() {
 	tbl_begin "10b. mount to first successful ls of the root of the same snapshot; peak = the daemon's VmHWM after that ls"
 	tbl_row x10.ls.wsnap-first "wsnap mount --no-cache + ls (first mount)" "wall_lt:1.0:first mount ready in 1.0 s"
 	tbl_row x10.ls.wsnap "wsnap mount + ls (remount, from the cache entry)" "wall_lt:0.06:remount under 60 ms"
+	tbl_row x10.ls.wsnap "(the same remount: its daemon's peak)" "peak_lt:$entry_lim:daemon peak < entry + 10 MiB"
 	tbl_row x10.ls.archivemount "archivemount + ls"
 	tbl_row x10.chk.tar "GNU tar -tf (for scale)"
 	tbl_end "(Targets of the issue: the mount command's own peak under 120 MiB, the daemon under 100 MiB.)"
