@@ -5,18 +5,19 @@
  *
  * Sections: META (the key and the counts, little-endian u64 fields), POLICY
  * (wsnap_policy_encode bytes), then the index's own tables as they are in
- * memory: NODES (struct wsnap_node, with path and target replaced by their
- * offsets in PATHS and TARGETS, UINT64_MAX for no target), CHILDREN,
+ * memory: NODES (struct wsnap_node, their path and target pointers those
+ * of the file mapped at META's base address, 0 for no target), CHILDREN,
  * BUCKETS (u32), PATHS, TARGETS, RUNS, SPARSE. The header's abi field
  * names the layout (record sizes, pointer size, byte order), so an entry
  * of another build or machine is a key mismatch, never misread.
  *
  * Invariants of a loaded entry:
- *  - every table points into one private mapping of the file; the node
- *    records are turned into nodes in place (copy-on-write pages), the
- *    rest is only read;
+ *  - every table points into one private, read-only mapping of the file;
+ *    mapped at its base address, the node records are the nodes, used in
+ *    place; mapped elsewhere (the address was taken), they are copied out
+ *    and their pointers moved by the difference (nodes_own, fix_node);
  *  - nothing is used before the container checksums and the whole key
- *    matched and every node's offsets were checked (see fix_node), so an
+ *    matched and every node's pointers were checked (see fix_node), so an
  *    entry that lies can at worst present wrong names, never make a read
  *    leave the mapping;
  *  - an entry is never modified in place by wsnap (only replaced by
@@ -43,7 +44,25 @@
 
 _Static_assert(sizeof(char *) == sizeof(uint64_t), "64-bit pointers");
 
-#define NO_TARGET UINT64_MAX
+/*
+ * Where a cache entry asks to be mapped (META's M_BASE): its node records
+ * hold the pointers of that mapping, so that mapped there they serve in
+ * place, without a copy or a pass that writes (measured: the copy into
+ * fresh memory was most of a remount, 2-25 ms for 100,000 files and 40-95
+ * ms for 1,000,000 members under load, the kernel zeroing the pages it
+ * gives). The address is one of ENTRY_SLOTS slots of 1 GiB between 32 and
+ * 64 TiB, picked by the entry's key: above what the kernel hands out near
+ * the binary (85 TiB for PIE) or under it (mmap, from 127 TiB down), above
+ * ASan's shadow (up to 16 TiB). MAP_FIXED_NOREPLACE never replaces a
+ * mapping: when the range is taken (another entry there, TSan's shadow) or
+ * the kernel ignores the flag, the entry is mapped anywhere and its nodes
+ * copied and moved as before. Either way every pointer is checked against
+ * the mapping's tables.
+ */
+#define ENTRY_BASE_LO	(UINT64_C(32) << 40)
+#define ENTRY_BASE_HI	(UINT64_C(64) << 40)
+#define ENTRY_BASE_SLOT (UINT64_C(1) << 30)
+#define ENTRY_SLOTS	((ENTRY_BASE_HI - ENTRY_BASE_LO) / ENTRY_BASE_SLOT)
 
 /* The META fields, each a little-endian u64 at 8 * index. */
 enum meta_field {
@@ -73,6 +92,7 @@ enum meta_field {
 	M_INPUT_BYTES,
 	M_COMPRESSION, /* index in ixf_compressions[] */
 	M_NCASE_DEPS,
+	M_BASE, /* the address the node records' pointers assume */
 	M_NFIELDS
 };
 
@@ -83,9 +103,10 @@ enum meta_field {
  * a miss (rebuilt); sidecars do not hold records and their members are
  * judged again. 1: the union of nchildren and sparse, nsubdirs removed.
  * 2: xz stream padding before another stream refused (an older wsnap's
- * entry holds such an archive as accepted). At most 15.
+ * entry holds such an archive as accepted). 3: node records hold the
+ * pointers of a mapping at M_BASE, 0 for no target. At most 15.
  */
-#define ENTRY_REVISION 2u
+#define ENTRY_REVISION 3u
 
 static uint32_t entry_abi(void)
 {
@@ -169,8 +190,22 @@ static uint64_t targets_bytes(const struct wsnap_index *idx)
 	return total;
 }
 
+/* The base address of the entry of (id, policy): one of ENTRY_SLOTS, by
+ * the same hash that names it. */
+static uint64_t entry_base(const struct wsnap_fileid *id,
+			   const struct wsnap_policy *policy)
+{
+	char name[WSNAP_INDEXFILE_NAME_LEN + 1];
+
+	wsnap_indexfile_name(id, policy, name);
+	name[16] = '\0';
+	return ENTRY_BASE_LO +
+	       strtoull(name, NULL, 16) % ENTRY_SLOTS * ENTRY_BASE_SLOT;
+}
+
 static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
-		     const struct wsnap_fileid *id, size_t policy_len)
+		     const struct wsnap_fileid *id, size_t policy_len,
+		     uint64_t base)
 {
 	const struct wsnap_index_stats *st = &idx->stats;
 	uint64_t f[M_NFIELDS];
@@ -195,21 +230,37 @@ static void put_meta(struct ixf_writer *w, const struct wsnap_index *idx,
 	f[M_INPUT_BYTES] = st->input_bytes;
 	f[M_COMPRESSION] = ixf_compression_code(st->compression);
 	f[M_NCASE_DEPS] = idx->ncase_deps;
+	f[M_BASE] = base;
 	ixf_writer_u64s(w, IXF_META, f, M_NFIELDS);
 }
 
-/* The node records: nodes with their pointers as offsets. */
-static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx)
+static uint64_t pad8(uint64_t n)
+{
+	return (n + 7) & ~(uint64_t)7;
+}
+
+/*
+ * The node records: nodes with the pointers they have in the file mapped
+ * at base. PATHS and TARGETS follow NODES, CHILDREN and BUCKETS back to
+ * back (wsnap_indexfile_write's order), each padded to 8 bytes.
+ */
+static void put_nodes(struct ixf_writer *w, const struct wsnap_index *idx,
+		      uint64_t base)
 {
 	struct wsnap_node rec[256];
-	uint64_t next = 0;
+	uint64_t next = 0, paths, targets;
 	uint32_t i, k = 0;
 
 	ixf_writer_begin(w, IXF_NODES);
+	paths = base + w->sec[w->n].offset +
+		(uint64_t)idx->count * sizeof(rec[0]) +
+		pad8((uint64_t)(idx->count - 1) * sizeof(uint32_t)) +
+		pad8(((uint64_t)idx->mask + 1) * sizeof(uint32_t));
+	targets = paths + pad8(idx->paths_bytes);
 	for (i = 0; i < idx->count; i++) {
 		const struct wsnap_node *n = &idx->nodes[i];
-		uint64_t po = (uint64_t)(n->path - idx->paths);
-		uint64_t to = n->target ? next : NO_TARGET;
+		uint64_t po = paths + (uint64_t)(n->path - idx->paths);
+		uint64_t to = n->target ? targets + next : 0;
 
 		if (n->target)
 			next += n->size + 1;
@@ -248,6 +299,7 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 	size_t seek_len = 0;
 	struct ixf_writer w;
 	unsigned char *pol;
+	uint64_t base;
 	size_t plen;
 	int e;
 
@@ -264,9 +316,10 @@ enum wsnap_status wsnap_indexfile_write(int fd, const struct wsnap_index *idx,
 		free(seek_bytes);
 		return wsnap_error_io(err, ENOMEM, NULL, "out of memory");
 	}
-	put_meta(&w, idx, id, plen);
+	base = entry_base(id, policy);
+	put_meta(&w, idx, id, plen, base);
 	ixf_writer_section(&w, IXF_POLICY, pol, plen);
-	put_nodes(&w, idx);
+	put_nodes(&w, idx, base);
 	ixf_writer_section(&w, IXF_CHILDREN, idx->children,
 			   (size_t)(idx->count - 1) * sizeof(uint32_t));
 	ixf_writer_section(&w, IXF_BUCKETS, idx->buckets,
@@ -304,24 +357,28 @@ static enum wsnap_status unusable(struct wsnap_error *err, const char *why)
 }
 
 /*
- * One node record made a node, checked so that every pointer and range a
- * reader derives from it stays inside the tables: path and target strings
- * end inside their sections (both end with a NUL), parent and chain links
- * point to valid inos in the only direction freezing gives them (so no
- * chain loops), children ranges and sparse references fit their tables.
+ * One node record checked, so that every pointer and range a reader derives
+ * from it stays inside the tables: path and target strings end inside their
+ * sections (both end with a NUL), parent and chain links point to valid
+ * inos in the only direction freezing gives them (so no chain loops),
+ * children ranges and sparse references fit their tables. The record's
+ * pointers are those of the file mapped at its base; delta is where it is
+ * mapped minus that (0: the records are the nodes, read in place, never
+ * written), and own says that the records were copied out (nodes_own) and
+ * get pointers moved by delta.
  */
 static bool fix_node(struct wsnap_index *idx, uint32_t ino,
-		     uint64_t nchildren_total)
+		     uint64_t nchildren_total, uint64_t delta, bool own)
 {
 	struct wsnap_node *n = &idx->nodes[ino - 1];
-	uint64_t po, to;
+	uint64_t pp, tp, po, to = 0;
 
-	memcpy(&po, &n->path, sizeof(po));
-	memcpy(&to, &n->target, sizeof(to));
+	memcpy(&pp, &n->path, sizeof(pp));
+	memcpy(&tp, &n->target, sizeof(tp));
+	/* unsigned: a pointer below the section wraps to far past it */
+	po = pp + delta - (uint64_t)(uintptr_t)idx->paths;
 	if (po >= idx->paths_bytes || n->name_off > idx->paths_bytes - 1 - po)
 		return false;
-	n->path = idx->paths + po;
-	n->target = NULL;
 	if (ino == 1 ? n->parent != 1 || n->type != WSNAP_TYPE_DIR
 		     : n->parent < 1 || n->parent >= ino)
 		return false;
@@ -329,27 +386,35 @@ static bool fix_node(struct wsnap_index *idx, uint32_t ino,
 		return false;
 	switch (n->type) {
 	case WSNAP_TYPE_DIR:
-		return n->first_child <= nchildren_total &&
-		       n->nchildren <= nchildren_total - n->first_child &&
-		       to == NO_TARGET;
-	case WSNAP_TYPE_SYMLINK:
-		if (to >= idx->map_targets_bytes ||
-		    n->size > idx->map_targets_bytes - 1 - to ||
-		    idx->map_targets[to + n->size] != '\0')
+		if (n->first_child > nchildren_total ||
+		    n->nchildren > nchildren_total - n->first_child || tp)
 			return false;
-		n->target = idx->map_targets + to;
-		return n->nchildren == 0;
+		break;
+	case WSNAP_TYPE_SYMLINK:
+		to = tp + delta - (uint64_t)(uintptr_t)idx->map_targets;
+		if (!tp || to >= idx->map_targets_bytes ||
+		    n->size > idx->map_targets_bytes - 1 - to ||
+		    idx->map_targets[to + n->size] != '\0' || n->nchildren)
+			return false;
+		break;
 	case WSNAP_TYPE_FILE:
 		/* (a file's nchildren is its sparse reference) */
-		if (to != NO_TARGET || n->size > INT64_MAX)
+		if (tp || n->size > INT64_MAX)
 			return false;
-		if (n->flags & WSNAP_NODE_SPARSE)
-			return n->sparse >= 1 && n->sparse <= idx->nsparse &&
-			       n->offset <= INT64_MAX;
-		return n->sparse == 0 && n->offset <= INT64_MAX - n->size;
+		if (n->flags & WSNAP_NODE_SPARSE
+			    ? n->sparse < 1 || n->sparse > idx->nsparse ||
+				      n->offset > INT64_MAX
+			    : n->sparse != 0 || n->offset > INT64_MAX - n->size)
+			return false;
+		break;
 	default:
 		return false;
 	}
+	if (own) {
+		n->path = idx->paths + po;
+		n->target = tp ? idx->map_targets + to : NULL;
+	}
+	return true;
 }
 
 /* The checks of the tables that are only read. */
@@ -515,6 +580,65 @@ static bool set_case_deps(struct wsnap_index *idx, const struct ixf_view *v,
 	return true;
 }
 
+/*
+ * The base address an entry asks for (M_BASE), read before it is mapped,
+ * or 0 when it names none that could be used. Unchecked bytes: they only
+ * choose where the file is mapped (never over another mapping); the
+ * checked META decides later whether the records are used in place.
+ */
+static uint64_t peek_base(int fd, uint64_t size)
+{
+	unsigned char h[IXF_HEADER_SIZE + IXF_MAX_SECTIONS * IXF_SECTION_SIZE];
+	uint64_t n, i, off, len, base;
+	unsigned char b[8];
+
+	if (pread(fd, h, sizeof(h) < size ? sizeof(h) : size, 0) <
+	    IXF_HEADER_SIZE)
+		return 0;
+	n = ixf_get64(h + 32);
+	if (n > IXF_MAX_SECTIONS ||
+	    IXF_HEADER_SIZE + n * IXF_SECTION_SIZE > size)
+		return 0;
+	for (i = 0; i < n; i++) {
+		const unsigned char *e =
+			h + IXF_HEADER_SIZE + i * IXF_SECTION_SIZE;
+
+		if (ixf_get64(e) != IXF_META)
+			continue;
+		off = ixf_get64(e + 8);
+		len = ixf_get64(e + 16);
+		if (len < 8 * (uint64_t)M_NFIELDS || off > size - len ||
+		    pread(fd, b, 8, (off_t)(off + 8 * M_BASE)) != 8)
+			return 0;
+		base = ixf_get64(b);
+		if (base < ENTRY_BASE_LO || base % ENTRY_BASE_SLOT ||
+		    size > ENTRY_BASE_HI - base)
+			return 0;
+		return base;
+	}
+	return 0;
+}
+
+/* The entry's file mapped read-only and prefaulted: at base when that
+ * range is free, else anywhere. */
+static void *map_entry(int fd, size_t size)
+{
+	uint64_t base = peek_base(fd, size);
+	void *map;
+
+	if (base) {
+		map = mmap((void *)(uintptr_t)base, size, PROT_READ,
+			   MAP_PRIVATE | MAP_POPULATE | MAP_FIXED_NOREPLACE, fd,
+			   0);
+		if (map != MAP_FAILED && (uintptr_t)map == base)
+			return map;
+		/* a kernel before 4.17 takes the flag for a hint */
+		if (map != MAP_FAILED)
+			munmap(map, size);
+	}
+	return mmap(NULL, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+}
+
 /* Whether the entry's key is (id, policy). */
 static bool same_key(const struct ixf_view *v, const uint64_t *f,
 		     const struct wsnap_fileid *id,
@@ -551,8 +675,10 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 	struct ixf_view v;
 	const char *why = "truncated";
 	struct stat sb;
+	uint64_t delta;
 	void *map;
 	uint32_t ino;
+	bool own;
 	int i;
 
 	*out = NULL;
@@ -562,8 +688,7 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 	    (uint64_t)sb.st_size > SIZE_MAX)
 		return unusable(err, S_ISREG(sb.st_mode) ? "truncated"
 							 : "not a file");
-	map = mmap(NULL, (size_t)sb.st_size, PROT_READ,
-		   MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	map = map_entry(fd, (size_t)sb.st_size);
 	if (map == MAP_FAILED)
 		return wsnap_error_io(err, errno, NULL, "cannot map");
 	if (!ixf_parse(&v, map, (uint64_t)sb.st_size, IXF_KIND_ENTRY, &why))
@@ -586,13 +711,16 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 	why = "inconsistent tables";
 	if (!set_counts(idx, f) || !set_tables(idx, &v))
 		goto bad;
+	/* mapped where its pointers assume: the records are the nodes */
+	delta = (uint64_t)(uintptr_t)map - f[M_BASE];
+	own = delta != 0;
 	why = "out of memory";
-	if (!nodes_own(idx))
+	if (own && !nodes_own(idx))
 		goto bad;
 	why = "inconsistent tables";
 	nch = idx->count - 1;
 	for (ino = 1; ino <= idx->count; ino++)
-		if (!fix_node(idx, ino, nch))
+		if (!fix_node(idx, ino, nch, delta, own))
 			goto bad;
 	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
 		goto bad;

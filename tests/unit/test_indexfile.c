@@ -368,6 +368,81 @@ static void test_indexfile_resealed_damage(void **state)
 	wsnap_policy_release(&p);
 }
 
+/* Whether idx's nodes are its entry's records, used in place. */
+static bool nodes_in_place(const struct wsnap_index *idx)
+{
+	const char *m = idx->map, *n = (const char *)idx->nodes;
+
+	return idx->nodes_map_len == 0 && n >= m && n < m + idx->map_len;
+}
+
+/*
+ * An entry mapped at its base address serves its node records in place
+ * (no copy); with that range taken, it is mapped elsewhere and its nodes
+ * copied and moved, the same index either way. (TSan's shadow covers the
+ * bases: there every load takes the second way.)
+ */
+static void test_indexfile_in_place(void **state)
+{
+	struct wsnap_index *idx = tree_index(NULL), *a, *b;
+	struct wsnap_fileid id;
+	struct wsnap_policy p;
+	struct wsnap_error err;
+	void *base, *taken;
+	int fd;
+
+	wsnap_policy_init(&p);
+	some_id(&id);
+	fd = entry_fd(idx, &id, &p);
+	assert_int_equal(wsnap_indexfile_load(&a, fd, &id, &p, &err), WSNAP_OK);
+#ifndef __SANITIZE_THREAD__
+	assert_true(nodes_in_place(a));
+#endif
+	assert_same_index(idx, a);
+	base = a->map;
+	wsnap_index_free(a);
+	taken = mmap(base, 4096, PROT_NONE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	assert_true(taken == base);
+	assert_int_equal(wsnap_indexfile_load(&b, fd, &id, &p, &err), WSNAP_OK);
+	assert_false(nodes_in_place(b));
+	assert_true(b->map != base);
+	assert_same_index(idx, b);
+	wsnap_index_free(b);
+	munmap(taken, 4096);
+	close(fd);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+}
+
+/* An entry of revision 2 (node records with offsets, before they held the
+ * pointers of a mapping at their base) is a miss, rebuilt, never read. */
+static void test_indexfile_old_revision(void **state)
+{
+	struct wsnap_index *idx = tree_index(NULL);
+	struct wsnap_fileid id;
+	struct wsnap_policy p;
+	struct ixf_view v;
+	unsigned char *b;
+	size_t len;
+	char why[256];
+	uint64_t abi;
+
+	b = entry_bytes(idx, &id, &p, &v, &len);
+	assert_int_equal(load_bytes(b, len, &id, &p, why, sizeof(why)),
+			 WSNAP_OK);
+	abi = ixf_get64(b + 24);
+	assert_int_equal(abi >> 28, 3);
+	ixf_put64(b + 24, (abi & 0x0fffffffu) | (uint64_t)2 << 28);
+	ixf_seal(b, len);
+	assert_int_equal(load_bytes(b, len, &id, &p, why, sizeof(why)),
+			 WSNAP_IO);
+	assert_string_equal(why, "key mismatch");
+	free(b);
+	wsnap_index_free(idx);
+	wsnap_policy_release(&p);
+}
+
 /*
  * An entry of a gzip archive carries its seek table (SEEK, SEEK_WINDOWS)
  * and loads it back as it was; every byte of the table's sections changed
@@ -1316,6 +1391,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_indexfile_roundtrip),
+		cmocka_unit_test(test_indexfile_in_place),
+		cmocka_unit_test(test_indexfile_old_revision),
 		cmocka_unit_test(test_indexfile_key_mismatch),
 		cmocka_unit_test(test_indexfile_corrupt),
 		cmocka_unit_test(test_indexfile_resealed_damage),
