@@ -151,10 +151,13 @@ static enum wsnap_status link_nodes(struct wsnap_index *idx,
 	uint32_t ahead[LINK_AHEAD];
 	size_t nb = 1;
 
+	/* a directory's offset is its count of subdirectories (present()
+	 * zeroed it) */
 	for (ino = 2; ino <= n; ino++) {
 		struct wsnap_node *p = &nodes[nodes[ino - 1].parent - 1];
 
 		p->nchildren++;
+		p->offset += nodes[ino - 1].type == WSNAP_TYPE_DIR;
 	}
 	/* only a directory's word is a count of children: a file's is its
 	 * sparse map reference (the union of index.h) */
@@ -543,12 +546,10 @@ uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
 
 uint32_t wsnap_index_nsubdirs(const struct wsnap_index *idx, uint32_t dir)
 {
-	const uint32_t *children;
-	uint32_t i, n = wsnap_index_children(idx, dir, &children), subdirs = 0;
+	const struct wsnap_node *d = wsnap_index_node(idx, dir);
 
-	for (i = 0; i < n; i++)
-		subdirs += idx->nodes[children[i] - 1].type == WSNAP_TYPE_DIR;
-	return subdirs;
+	/* at most nchildren: checked so when loaded (indexfile.c) */
+	return d && d->type == WSNAP_TYPE_DIR ? (uint32_t)d->offset : 0;
 }
 
 void wsnap_index_stats(const struct wsnap_index *idx,

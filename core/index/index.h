@@ -52,7 +52,8 @@ struct wsnap_node {
 		*target; /* symlink target (raw), NUL-terminated; else NULL */
 	uint64_t size;	 /* file: logical size; symlink: target length;
 			    dir: WSNAP_DIR_SIZE */
-	uint64_t offset; /* file: data offset in the data stream */
+	uint64_t offset; /* file: data offset in the data stream; dir: how
+			    many of its children are directories */
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
 	uint32_t parent;      /* ino of the parent; the root's is itself */
@@ -134,8 +135,10 @@ uint32_t wsnap_index_children(const struct wsnap_index *idx, uint32_t dir,
 
 /*
  * How many of a directory's children are directories (its nlink is 2 more);
- * 0 for non-dirs. Counted on each call, O(children): not stored, so that a
- * node is 8 bytes smaller (8 MB at 1,000,000 members).
+ * 0 for non-dirs. Counted once when the index is frozen, in the word a
+ * directory does not use otherwise (offset): counted on each call, the
+ * first ls of the 1,000,000-member snapshot's root read every node record
+ * (its 1,000 directories' 1,000 children each), 12-14 ms.
  */
 uint32_t wsnap_index_nsubdirs(const struct wsnap_index *idx, uint32_t dir);
 

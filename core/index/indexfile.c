@@ -104,9 +104,10 @@ enum meta_field {
  * judged again. 1: the union of nchildren and sparse, nsubdirs removed.
  * 2: xz stream padding before another stream refused (an older wsnap's
  * entry holds such an archive as accepted). 3: node records hold the
- * pointers of a mapping at M_BASE, 0 for no target. At most 15.
+ * pointers of a mapping at M_BASE, 0 for no target. 4: a directory's offset
+ * counts its subdirectories. At most 15.
  */
-#define ENTRY_REVISION 3u
+#define ENTRY_REVISION 4u
 
 static uint32_t entry_abi(void)
 {
@@ -386,8 +387,10 @@ static bool fix_node(struct wsnap_index *idx, uint32_t ino,
 		return false;
 	switch (n->type) {
 	case WSNAP_TYPE_DIR:
+		/* (a directory's offset counts its subdirectories) */
 		if (n->first_child > nchildren_total ||
-		    n->nchildren > nchildren_total - n->first_child || tp)
+		    n->nchildren > nchildren_total - n->first_child ||
+		    n->offset > n->nchildren || tp)
 			return false;
 		break;
 	case WSNAP_TYPE_SYMLINK:
@@ -500,8 +503,9 @@ static bool set_tables(struct wsnap_index *idx, const struct ixf_view *v)
 }
 
 /*
- * The node records, copied out of the mapping into memory of their own
- * where they are turned into nodes: a private anonymous mapping, asked for
+ * When the entry could not be mapped at its base: the node records, copied
+ * out of the mapping into memory of their own where their pointers are
+ * moved: a private anonymous mapping, asked for
  * huge pages and prefaulted, so that the copy costs a few faults instead of
  * one copy-on-write fault per 4 KiB of records (measured: the faults were
  * most of a load). The copy goes NODES_CHUNK bytes at a time, each chunk
@@ -607,12 +611,13 @@ static uint64_t peek_base(int fd, uint64_t size)
 			continue;
 		off = ixf_get64(e + 8);
 		len = ixf_get64(e + 16);
-		if (len < 8 * (uint64_t)M_NFIELDS || off > size - len ||
+		if (len < 8 * (uint64_t)M_NFIELDS || len > size ||
+		    off > size - len ||
 		    pread(fd, b, 8, (off_t)(off + 8 * M_BASE)) != 8)
 			return 0;
 		base = ixf_get64(b);
-		if (base < ENTRY_BASE_LO || base % ENTRY_BASE_SLOT ||
-		    size > ENTRY_BASE_HI - base)
+		if (base < ENTRY_BASE_LO || base >= ENTRY_BASE_HI ||
+		    base % ENTRY_BASE_SLOT || size > ENTRY_BASE_HI - base)
 			return 0;
 		return base;
 	}

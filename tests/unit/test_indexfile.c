@@ -119,6 +119,8 @@ static void assert_same_index(const struct wsnap_index *a,
 		assert_int_equal(x->mtime_sec, y->mtime_sec);
 		assert_int_equal(x->mtime_nsec, y->mtime_nsec);
 		assert_int_equal(nx, ny);
+		assert_int_equal(wsnap_index_nsubdirs(a, ino),
+				 wsnap_index_nsubdirs(b, ino));
 		if (nx)
 			assert_memory_equal(cx, cy, nx * sizeof(*cx));
 		assert_int_equal(
@@ -353,6 +355,14 @@ static void test_indexfile_resealed_damage(void **state)
 	assert_int_equal(load_bytes(c, len, &id, &p, why, sizeof(why)),
 			 WSNAP_IO);
 	assert_string_equal(why, "inconsistent tables");
+	/* the root's count of subdirectories past its count of children */
+	memcpy(c, b, len);
+	ixf_put64(c + ns->offset + offsetof(struct wsnap_node, offset),
+		  wsnap_index_children(idx, 1, &(const uint32_t *){NULL}) + 1);
+	ixf_seal(c, len);
+	assert_int_equal(load_bytes(c, len, &id, &p, why, sizeof(why)),
+			 WSNAP_IO);
+	assert_string_equal(why, "inconsistent tables");
 	/* every bit of every section after META and POLICY, resealed: loads
 	 * or not, but never reads outside (load_bytes walks what loads) */
 	for (i = ixf_find(&v, IXF_NODES)->offset; i < len; i++)
@@ -415,8 +425,9 @@ static void test_indexfile_in_place(void **state)
 	wsnap_policy_release(&p);
 }
 
-/* An entry of revision 2 (node records with offsets, before they held the
- * pointers of a mapping at their base) is a miss, rebuilt, never read. */
+/* An entry of an older revision (3: directories without their count of
+ * subdirectories; 2: node records with offsets, not the pointers of a
+ * mapping at their base) is a miss, rebuilt, never read. */
 static void test_indexfile_old_revision(void **state)
 {
 	struct wsnap_index *idx = tree_index(NULL);
@@ -432,8 +443,8 @@ static void test_indexfile_old_revision(void **state)
 	assert_int_equal(load_bytes(b, len, &id, &p, why, sizeof(why)),
 			 WSNAP_OK);
 	abi = ixf_get64(b + 24);
-	assert_int_equal(abi >> 28, 3);
-	ixf_put64(b + 24, (abi & 0x0fffffffu) | (uint64_t)2 << 28);
+	assert_int_equal(abi >> 28, 4);
+	ixf_put64(b + 24, (abi & 0x0fffffffu) | (uint64_t)3 << 28);
 	ixf_seal(b, len);
 	assert_int_equal(load_bytes(b, len, &id, &p, why, sizeof(why)),
 			 WSNAP_IO);
