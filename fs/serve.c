@@ -88,7 +88,7 @@ enum wsnap_status wsnap_fs_serve(struct fuse_session *se, struct wsnap_fs *fs,
 	}
 	mounted = true;
 	wsnap_fs_log_capture(false);
-	/* in the foreground fuse_daemonize only changes directory */
+	/* in the foreground what fuse_daemonize(1) does, as before */
 	if ((foreground ? fuse_daemonize(1) : serve_detach()) != 0) {
 		status = wsnap_error_io(err, 0, mountpoint,
 					"cannot start the daemon");
