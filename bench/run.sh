@@ -362,6 +362,16 @@ run_specs() {
 T_TITLE="" T_ROWS=() SUMMARY=()
 tbl_begin() { T_TITLE=$1 T_ROWS=(); }
 tbl_row() { T_ROWS+=("$1"$'\t'"$2"$'\t'"${3:-}"); }
+# The wall a row shows: the median of its rounds (median_key) or its best.
+row_wall() {
+	if median_key "$1" && [ -n "${A_WALLS[$1]:-}" ]; then
+		# shellcheck disable=SC2086
+		printf '%s\n' ${A_WALLS[$1]} | sort -g |
+			awk '{ w[NR] = $1 } END { m = int((NR + 1) / 2); print (NR % 2) ? w[m] : (w[m] + w[m + 1]) / 2 }'
+	else
+		echo "${A_WALL[$1]:-}"
+	fi
+}
 tbl_end() {
 	local ref row key label target st wall peak runs why note refst refwall lines
 	out ""
@@ -370,14 +380,12 @@ tbl_end() {
 	out "| tool | wall s | peak MiB | ratio vs wsnap | target | met | runs |"
 	out "| --- | ---: | ---: | ---: | --- | --- | ---: |"
 	ref=${T_ROWS[0]%%$'\t'*}
-	refst=${A_ST[$ref]:-na} refwall=${A_WALL[$ref]:-}
+	# the ratios compare the walls shown: a median row's with the
+	# reference's median, not its best run
+	refst=${A_ST[$ref]:-na} refwall=$(row_wall "$ref")
 	for row in "${T_ROWS[@]}"; do
 		IFS=$'\t' read -r key label target <<<"$row"
-		st=${A_ST[$key]:-na} wall=${A_WALL[$key]:-} peak=${A_PEAK[$key]:-}
-		if median_key "$key" && [ -n "${A_WALLS[$key]:-}" ]; then
-			wall=$(printf '%s\n' ${A_WALLS[$key]} | sort -g |
-				awk '{ w[NR] = $1 } END { m = int((NR + 1) / 2); print (NR % 2) ? w[m] : (w[m] + w[m + 1]) / 2 }')
-		fi
+		st=${A_ST[$key]:-na} wall=$(row_wall "$key") peak=${A_PEAK[$key]:-}
 		runs=${A_RUNS[$key]:-0} why=${A_WHY[$key]:-not measured}
 		note=${A_NOTE[$key]:-}
 		[ -z "${A_XPEAK[$key]:-}" ] ||
