@@ -108,16 +108,15 @@ static void progress_cb(void *ctx, uint64_t done, uint64_t total)
 }
 
 /* A build from the archive itself, with the progress line; seek_stream
- * and isal as in struct wsnap_reader_opts (a remote object's copy; an
- * index that is never stored). */
-static enum wsnap_status
-build_stream(int fd, const char *path, const struct wsnap_policy *policy,
-	     bool keep_data, bool seek_stream, bool isal, bool progress,
-	     struct wsnap_index **out, struct wsnap_error *err)
+ * as in struct wsnap_reader_opts (a remote object's copy). */
+static enum wsnap_status build_stream(int fd, const char *path,
+				      const struct wsnap_policy *policy,
+				      bool keep_data, bool seek_stream,
+				      bool progress, struct wsnap_index **out,
+				      struct wsnap_error *err)
 {
 	struct wsnap_reader_opts ropts = {.keep_data = keep_data,
-					  .seek_stream = seek_stream,
-					  .isal = isal};
+					  .seek_stream = seek_stream};
 	struct progress pr = {.path = path};
 	enum wsnap_status st;
 
@@ -141,8 +140,8 @@ static enum wsnap_status build_fresh(int fd, const char *path,
 				     struct wsnap_index **out,
 				     struct wsnap_error *err)
 {
-	return build_stream(fd, path, policy, keep_data, false, false, progress,
-			    out, err);
+	return build_stream(fd, path, policy, keep_data, false, progress, out,
+			    err);
 }
 
 /* A -v line: 'wsnap: ' and the text, escaped. */
@@ -322,7 +321,7 @@ static enum wsnap_status origin_build(struct origin *o,
 	if (st != WSNAP_OK)
 		return st;
 	st = build_stream(rfd, o->label, policy, spill, kind == HEAD_GZIP,
-			  false, progress, out, err);
+			  progress, out, err);
 	st = pipe_finish(&p, rfd, st, err);
 	if (st == WSNAP_OK && keep_data && !wsnap_index_has_data(*out))
 		st = origin_attach(o, *out, err);
@@ -699,11 +698,8 @@ wsnap_build_index(int fd, const char *path, const struct wsnap_policy *policy,
 				    err);
 	}
 	if (lo->no_cache) {
-		/* nothing of this index is stored: gzip is inflated by ISA-L,
-		 * its seek points are for this process only */
-		enum wsnap_status st =
-			build_stream(fd, path, policy, keep_data, false, true,
-				     !lo->no_progress, out, err);
+		enum wsnap_status st = build_fresh(fd, path, policy, keep_data,
+						   !lo->no_progress, out, err);
 
 		say_build(lo, *out);
 		return st;

@@ -281,7 +281,6 @@ static enum wsnap_status bp_run(int fd, const struct wsnap_reader_opts *opts,
 		if (p->res.data_fd >= 0)
 			close(p->res.data_fd);
 		wsnap_seek_table_free(p->res.seek);
-		res->isal_refused = p->res.isal_refused;
 	} else {
 		*res = p->res;
 	}
@@ -388,16 +387,6 @@ enum wsnap_status wsnap_index_build(struct wsnap_index **out, int fd,
 	if (st != WSNAP_OK)
 		return st;
 	st = bp_run(fd, opts, b, &res, err);
-	if (st != WSNAP_OK && res.isal_refused) {
-		/* ISA-L refused the deflate data: zlib's outcome is the one
-		 * given (its message, its byte offsets), from a pass of its
-		 * own */
-		struct wsnap_reader_opts zo = *opts;
-
-		wsnap_builder_free(b);
-		zo.isal = false;
-		return wsnap_index_build(out, fd, policy, &zo, err);
-	}
 	if (st != WSNAP_OK) {
 		/* the reader keeps no descriptor nor table on failure */
 		wsnap_builder_free(b);

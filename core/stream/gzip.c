@@ -27,8 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <isa-l/crc.h>
-#include <isa-l/igzip_lib.h>
-#include <stddef.h>
 #include <zlib.h>
 
 #include "stream.h"
@@ -209,14 +207,6 @@ struct wsnap_gzip {
 	bool finished; /* the table was finished */
 	struct wsnap_seek_table table;
 	uint64_t last_out; /* the latest point's out */
-	/* the ISA-L pass (wsnap_gzip_new_isal): its state, the gap to the
-	 * next snapshot, the bytes its last block read past the member's
-	 * deflate data (the trailer's, taken before the input's) */
-	struct inflate_state *is;
-	bool isal_refused;
-	uint64_t gap;
-	unsigned char pend[8];
-	unsigned pend_len;
 	unsigned char win[WSNAP_SEEK_WINDOW_MAX];
 };
 
@@ -242,8 +232,8 @@ static void gz_member_start(struct wsnap_gzip *g, uint64_t taken)
 	g->member_out = g->out_pos;
 	g->crc = 0;
 	g->state = S_HEADER;
-	if (g->record &&
-	    (g->table.n == 0 || g->out_pos - g->last_out >= g->gap)) {
+	if (g->record && (g->table.n == 0 || g->out_pos - g->last_out >=
+						     WSNAP_SEEK_GZIP_SPACING)) {
 		struct wsnap_seek_point p = {.in = g->member_in,
 					     .out = g->out_pos,
 					     .base = g->out_pos,
@@ -253,15 +243,7 @@ static void gz_member_start(struct wsnap_gzip *g, uint64_t taken)
 	}
 }
 
-/* A new member's deflate data for ISA-L: raw deflate, 32 KiB history. */
-static void gz_isal_reset(struct inflate_state *is)
-{
-	isal_inflate_reset(is);
-	is->crc_flag = ISAL_DEFLATE;
-	is->hist_bits = 0;
-}
-
-static int gz_new(struct wsnap_gzip **out, bool record, bool isal)
+int wsnap_gzip_new(struct wsnap_gzip **out, bool record)
 {
 	struct wsnap_gzip *g = calloc(1, sizeof(*g));
 
@@ -272,46 +254,18 @@ static int gz_new(struct wsnap_gzip **out, bool record, bool isal)
 		free(g);
 		return -ENOMEM;
 	}
-	if (isal) {
-		g->is = malloc(sizeof(*g->is));
-		if (!g->is) {
-			inflateEnd(&g->z);
-			free(g);
-			return -ENOMEM;
-		}
-		isal_inflate_init(g->is);
-		gz_isal_reset(g->is);
-	}
 	g->record = record;
-	g->gap = WSNAP_SEEK_GZIP_SPACING;
 	wsnap_seek_table_init(&g->table, WSNAP_SEEK_GZIP);
-	g->table.mem_only = isal;
 	hdr_init(&g->hdr);
 	gz_member_start(g, 0);
 	*out = g;
 	return 0;
 }
 
-int wsnap_gzip_new(struct wsnap_gzip **out, bool record)
-{
-	return gz_new(out, record, false);
-}
-
-int wsnap_gzip_new_isal(struct wsnap_gzip **out, bool record)
-{
-	return gz_new(out, record, true);
-}
-
-bool wsnap_gzip_isal_refused(const struct wsnap_gzip *g)
-{
-	return g->isal_refused;
-}
-
 void wsnap_gzip_free(struct wsnap_gzip *g)
 {
 	if (!g)
 		return;
-	free(g->is);
 	inflateEnd(&g->z);
 	wsnap_seek_table_release(&g->table);
 	free(g);
@@ -397,126 +351,6 @@ static enum wsnap_gzip_status gz_data(struct wsnap_gzip *g,
 	}
 }
 
-/* What of ISA-L's state a snapshot keeps: everything up to its output
- * buffer, then the valid part of that (the history, and output not yet
- * handed out). */
-#define GZ_SNAP_HEAD offsetof(struct inflate_state, tmp_out_buffer)
-
-/* Decoded bytes per snapshot byte at least: snapshots take at most 1/128
- * of the decoded stream (0.8%), on top of WSNAP_SEEK_GZIP_SPACING. */
-#define GZ_SNAP_SHARE 128u
-
-/* The ISA-L pass: a point with a snapshot of the state, where isal_inflate
- * returned inside a member. */
-static void gz_snapshot(struct wsnap_gzip *g)
-{
-	const struct inflate_state *is = g->is;
-	struct wsnap_seek_point p = {.in = g->in_pos,
-				     .out = g->out_pos,
-				     .base = g->member_out,
-				     .check = g->crc};
-	size_t len;
-	unsigned char *b;
-
-	if (g->out_pos <= g->last_out || is->tmp_out_valid < 0 ||
-	    (size_t)is->tmp_out_valid > sizeof(is->tmp_out_buffer)) {
-		gz_give_up(g);
-		return;
-	}
-	len = GZ_SNAP_HEAD + (size_t)is->tmp_out_valid;
-	b = malloc(len);
-	if (!b) {
-		gz_give_up(g);
-		return;
-	}
-	memcpy(b, is, len);
-	if (wsnap_seek_table_add_mem(&g->table, &p, b, len) != 0) {
-		gz_give_up(g);
-		return;
-	}
-	g->last_out = p.out;
-	g->gap = (uint64_t)len * GZ_SNAP_SHARE;
-	if (g->gap < WSNAP_SEEK_GZIP_SPACING)
-		g->gap = WSNAP_SEEK_GZIP_SPACING;
-}
-
-/* The bytes ISA-L holds past the end of a member's deflate data (whole
- * bytes of read_in after the final block's padding bits) into pend;
- * returns how many. */
-static unsigned gz_isal_unread(const struct inflate_state *is,
-			       unsigned char *pend)
-{
-	unsigned n, k;
-	uint64_t v;
-
-	if (is->read_in_length <= 0)
-		return 0;
-	n = (unsigned)is->read_in_length / 8;
-	if (n > 8)
-		n = 8;
-	v = is->read_in >> (is->read_in_length % 8);
-	for (k = 0; k < n; k++)
-		pend[k] = (unsigned char)(v >> (8 * k));
-	return n;
-}
-
-/* S_DATA with ISA-L: as gz_data. ISA-L's refusal is recorded (the caller
- * runs the pass again with zlib, for zlib's outcome and message). */
-static enum wsnap_gzip_status gz_data_isal(struct wsnap_gzip *g,
-					   const unsigned char **in,
-					   size_t *in_len, bool in_eof,
-					   unsigned char *out, size_t room,
-					   size_t *got, bool *stop)
-{
-	struct inflate_state *is = g->is;
-	size_t taken;
-	int ret;
-
-	*got = 0;
-	if (!room || (!*in_len && !in_eof)) {
-		*stop = true;
-		return WSNAP_GZIP_OK;
-	}
-	is->next_in = (uint8_t *)*in;
-	is->avail_in = (uint32_t)(*in_len > UINT32_MAX ? UINT32_MAX : *in_len);
-	is->next_out = out;
-	is->avail_out = (uint32_t)(room > UINT32_MAX ? UINT32_MAX : room);
-	ret = isal_inflate(is);
-	taken = (size_t)((const unsigned char *)is->next_in - *in);
-	*got = (size_t)(is->next_out - out);
-	*in += taken;
-	*in_len -= taken;
-	g->in_pos += taken;
-	g->out_pos += *got;
-	if (*got)
-		g->crc = gz_crc(g->crc, out, *got);
-	if (ret < 0) {
-		g->isal_refused = true;
-		return gz_corrupt(g, "deflate data ISA-L refuses", g->in_pos);
-	}
-	if (is->block_state == ISAL_BLOCK_FINISH) {
-		g->pend_len = gz_isal_unread(is, g->pend);
-		if (g->pend_len > g->in_pos) {
-			g->isal_refused = true;
-			return gz_corrupt(g, "deflate data ISA-L refuses",
-					  g->in_pos);
-		}
-		g->in_pos -= g->pend_len;
-		g->state = S_TRAILER;
-		g->tgot = 0;
-		return WSNAP_GZIP_OK;
-	}
-	if (!*got && !taken) { /* no progress: input or room ran out */
-		if (!*in_len && in_eof)
-			return WSNAP_GZIP_TRUNCATED;
-		*stop = true;
-		return WSNAP_GZIP_OK;
-	}
-	if (g->record && g->out_pos - g->last_out >= g->gap)
-		gz_snapshot(g);
-	return WSNAP_GZIP_OK;
-}
-
 /* S_TRAILER: the member's CRC-32 and length. */
 static enum wsnap_gzip_status gz_trailer(struct wsnap_gzip *g,
 					 const unsigned char **in,
@@ -544,23 +378,6 @@ static enum wsnap_gzip_status gz_trailer(struct wsnap_gzip *g,
 	g->used = g->in_pos;
 	g->state = S_NEXT;
 	return WSNAP_GZIP_OK;
-}
-
-/* S_TRAILER from the bytes ISA-L read past the member's deflate data
- * (at most 8, so all of them the trailer's). */
-static enum wsnap_gzip_status gz_trailer_pend(struct wsnap_gzip *g)
-{
-	const unsigned char *p = g->pend;
-	size_t n = g->pend_len;
-	bool stop = false;
-	enum wsnap_gzip_status st = gz_trailer(g, &p, &n, false, &stop);
-
-	g->pend_len = 0;
-	if (st == WSNAP_GZIP_OK && n) { /* cannot be: read_in is 64 bits */
-		g->isal_refused = true;
-		return gz_corrupt(g, "deflate data ISA-L refuses", g->in_pos);
-	}
-	return st;
 }
 
 /* S_NEXT, S_NEXT2: another member's magic, or the end. */
@@ -592,9 +409,7 @@ static enum wsnap_gzip_status gz_next(struct wsnap_gzip *g,
 	hdr_init(&g->hdr);
 	hdr_byte(&g->hdr, magic[0], &why);
 	hdr_byte(&g->hdr, magic[1], &why);
-	if (g->is)
-		gz_isal_reset(g->is);
-	else if (inflateReset(&g->z) != Z_OK)
+	if (inflateReset(&g->z) != Z_OK)
 		return WSNAP_GZIP_NOMEM;
 	gz_member_start(g, 2);
 	return WSNAP_GZIP_OK;
@@ -631,15 +446,12 @@ enum wsnap_gzip_status wsnap_gzip_decode(struct wsnap_gzip *g,
 			g->state = S_DATA;
 			break;
 		case S_DATA:
-			st = (g->is ? gz_data_isal : gz_data)(
-				g, in, in_len, in_eof, out + *produced,
-				cap - *produced, &got, &stop);
+			st = gz_data(g, in, in_len, in_eof, out + *produced,
+				     cap - *produced, &got, &stop);
 			*produced += got;
 			break;
 		case S_TRAILER:
-			st = g->pend_len
-				     ? gz_trailer_pend(g)
-				     : gz_trailer(g, in, in_len, in_eof, &stop);
+			st = gz_trailer(g, in, in_len, in_eof, &stop);
 			break;
 		case S_NEXT:
 		case S_NEXT2:
@@ -907,148 +719,6 @@ int wsnap_gzip_span(const struct wsnap_seek_table *t, size_t i,
 	inflateEnd(&z);
 	free(in.buf);
 	/* exactly the span's bytes, ending where the next point starts */
-	if (rc == 0 && (done != need || (next && !at_next) ||
-			(!next && gz_in_taken(&in) != in.limit)))
-		rc = -EIO;
-	return rc;
-}
-
-/* ---- span reads from the ISA-L pass's snapshots ---------------------------
- */
-
-/* Puts the bytes ISA-L holds past a member's deflate data back into the
- * input: it goes on at the first of them. */
-static void gz_in_unread(struct gz_in *in, unsigned n)
-{
-	uint64_t at = gz_in_taken(in) - n;
-
-	if ((size_t)(in->next - in->buf) >= n) {
-		in->next -= n;
-		in->avail += n;
-		return;
-	}
-	in->pos = at; /* read again */
-	in->avail = 0;
-}
-
-/*
- * As gz_span_inflate, with ISA-L from state is: 0 once the span's bytes
- * are out and next (a point inside this member) follows, 1 when the member
- * ended (its unread bytes put back), else an error.
- */
-static int gz_isal_span_inflate(struct inflate_state *is, struct gz_in *in,
-				unsigned char *out, uint64_t need,
-				uint64_t *done, uint32_t *crc, uint64_t *mlen,
-				const struct wsnap_seek_point *next)
-{
-	unsigned char scratch;
-
-	for (;;) {
-		bool over = *done == need;
-		size_t got, taken;
-		int ret, rc;
-
-		if (next && over)
-			return 0;
-		rc = gz_in_fill(in);
-		if (rc < 0)
-			return rc;
-		is->next_in = (uint8_t *)in->next;
-		is->avail_in = (uint32_t)in->avail;
-		is->next_out = over ? &scratch : out + *done;
-		is->avail_out = over ? 1
-				     : (need - *done > UINT32_MAX
-						? UINT32_MAX
-						: (uint32_t)(need - *done));
-		ret = isal_inflate(is);
-		got = (size_t)(is->next_out - (over ? &scratch : out + *done));
-		taken = (size_t)((const unsigned char *)is->next_in - in->next);
-		in->avail -= taken;
-		in->next += taken;
-		if (ret < 0 || (over && got))
-			return -EIO; /* bad data, or longer than the table says
-				      */
-		if (got) {
-			if (crc)
-				*crc = gz_crc(*crc, out + *done, got);
-			*done += got;
-			*mlen += got;
-		}
-		if (is->block_state == ISAL_BLOCK_FINISH) {
-			unsigned char pend[8];
-			unsigned n = gz_isal_unread(is, pend);
-
-			if (n > gz_in_taken(in))
-				return -EIO;
-			gz_in_unread(in, n);
-			return 1;
-		}
-		if (!got && !taken)
-			return -EIO; /* stuck: past the span's end */
-	}
-}
-
-int wsnap_gzip_mem_span(const struct wsnap_seek_table *t, size_t i,
-			struct wsnap_source *src, unsigned char *out)
-{
-	const struct wsnap_seek_point *p = &t->points[i];
-	uint64_t need = wsnap_seek_span_end(t, i) - p->out, done = 0;
-	const struct wsnap_seek_point *next =
-		i + 1 < t->n && !(t->points[i + 1].flags &
-				  WSNAP_SEEK_UNIT_START)
-			? &t->points[i + 1]
-			: NULL;
-	struct gz_in in = {.src = src};
-	uint32_t crc = p->check;
-	uint64_t mlen = p->out - p->base;
-	bool header = p->flags & WSNAP_SEEK_UNIT_START, at_next = false;
-	struct inflate_state *is;
-	int rc = 0;
-
-	if (!t->mem_only || !t->mem || (!header && !t->mem[i]))
-		return -EIO;
-	in.pos = p->in;
-	in.limit = i + 1 < t->n ? t->points[i + 1].in : t->in_size;
-	in.buf = malloc(GZ_SPAN_CHUNK);
-	is = malloc(sizeof(*is));
-	if (!in.buf || !is) {
-		free(in.buf);
-		free(is);
-		return -ENOMEM;
-	}
-	if (!header) {
-		isal_inflate_init(is);
-		/* the snapshot's length: its own head and valid output */
-		memcpy(is, t->mem[i], GZ_SNAP_HEAD);
-		memcpy(is->tmp_out_buffer,
-		       (const unsigned char *)t->mem[i] + GZ_SNAP_HEAD,
-		       (size_t)is->tmp_out_valid);
-	}
-	while (rc == 0) {
-		if (header) {
-			rc = gz_span_header(&in);
-			if (rc)
-				break;
-			isal_inflate_init(is);
-			gz_isal_reset(is);
-			crc = 0;
-			mlen = 0;
-			header = false;
-		}
-		rc = gz_isal_span_inflate(is, &in, out, need, &done,
-					  next && next->base == p->base ? NULL
-									: &crc,
-					  &mlen, next);
-		at_next = rc == 0;
-		if (rc <= 0)
-			break;
-		rc = gz_span_trailer(&in, crc, mlen);
-		if (rc || done == need)
-			break;
-		header = true;
-	}
-	free(is);
-	free(in.buf);
 	if (rc == 0 && (done != need || (next && !at_next) ||
 			(!next && gz_in_taken(&in) != in.limit)))
 		rc = -EIO;

@@ -40,21 +40,6 @@ enum wsnap_gzip_status {
 
 /* A decoder; with record, it keeps a seek table. Returns 0 or -ENOMEM. */
 int wsnap_gzip_new(struct wsnap_gzip **out, bool record);
-
-/*
- * The same with ISA-L's inflate (about twice zlib's speed) for the deflate
- * data; headers, trailers and CRC-32s are this file's as with zlib. Its
- * table (record) is mem_only (seek.h): points where isal_inflate returned
- * inside a member, each with a snapshot of ISA-L's state, at least
- * WSNAP_SEEK_GZIP_SPACING and 128 times the last snapshot's size apart
- * (snapshots: under 1% of the decoded bytes), good for this process only.
- * ISA-L and zlib refuse the same deflate data, but not always at the same
- * byte nor with the same words: when ISA-L refuses
- * (wsnap_gzip_isal_refused after CORRUPT), the caller decodes the stream
- * again with zlib for the outcome to give.
- */
-int wsnap_gzip_new_isal(struct wsnap_gzip **out, bool record);
-bool wsnap_gzip_isal_refused(const struct wsnap_gzip *g);
 void wsnap_gzip_free(struct wsnap_gzip *g);
 
 /*
@@ -88,9 +73,5 @@ struct wsnap_seek_table *wsnap_gzip_take_table(struct wsnap_gzip *g);
 /* The gzip span decoder (wsnap_seek_span_fn). */
 int wsnap_gzip_span(const struct wsnap_seek_table *t, size_t i,
 		    struct wsnap_source *src, unsigned char *out);
-
-/* The span decoder of a mem_only table (ISA-L from point i's snapshot). */
-int wsnap_gzip_mem_span(const struct wsnap_seek_table *t, size_t i,
-			struct wsnap_source *src, unsigned char *out);
 
 #endif

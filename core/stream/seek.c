@@ -72,17 +72,11 @@ void wsnap_seek_table_init(struct wsnap_seek_table *t, uint32_t kind)
 void wsnap_seek_table_release(struct wsnap_seek_table *t)
 {
 	uint32_t kind = t->kind;
-	bool mem_only = t->mem_only;
-	size_t i;
 
-	for (i = 0; t->mem && i < t->n; i++)
-		free(t->mem[i]);
-	free(t->mem);
 	free(t->points);
 	if (!t->windows_borrowed)
 		free(t->windows);
 	wsnap_seek_table_init(t, kind);
-	t->mem_only = mem_only;
 }
 
 struct wsnap_seek_table *wsnap_seek_table_move(struct wsnap_seek_table *t)
@@ -93,7 +87,6 @@ struct wsnap_seek_table *wsnap_seek_table_move(struct wsnap_seek_table *t)
 		return NULL;
 	*m = *t;
 	wsnap_seek_table_init(t, t->kind);
-	t->mem_only = m->mem_only;
 	return m;
 }
 
@@ -153,30 +146,10 @@ int wsnap_seek_table_add(struct wsnap_seek_table *t,
 	if (!point_ok(t->kind, t->n ? &t->points[t->n - 1] : NULL, &q))
 		return -EINVAL;
 	rc = grow((void **)&t->points, &t->cap, t->n + 1, sizeof(q));
-	if (rc == 0 && t->mem_only)
-		rc = grow((void **)&t->mem, &t->mem_cap, t->n + 1,
-			  sizeof(void *));
 	if (rc)
 		return rc;
-	if (t->mem_only)
-		t->mem[t->n] = NULL;
 	t->points[t->n++] = q;
 	t->windows_len += q.win_len;
-	return 0;
-}
-
-int wsnap_seek_table_add_mem(struct wsnap_seek_table *t,
-			     const struct wsnap_seek_point *p, void *blob,
-			     size_t blob_len)
-{
-	int rc = t->mem_only ? wsnap_seek_table_add(t, p, NULL, 0) : -EINVAL;
-
-	if (rc) {
-		free(blob);
-		return rc;
-	}
-	t->mem[t->n - 1] = blob;
-	t->mem_bytes += blob_len;
 	return 0;
 }
 
@@ -184,13 +157,8 @@ int wsnap_seek_table_finish(struct wsnap_seek_table *t, uint64_t in_size,
 			    uint64_t stream_size)
 {
 	/* a point at the very end starts no span */
-	while (t->n > 1 && t->points[t->n - 1].out >= stream_size) {
+	while (t->n > 1 && t->points[t->n - 1].out >= stream_size)
 		t->n--;
-		if (t->mem) {
-			free(t->mem[t->n]);
-			t->mem[t->n] = NULL;
-		}
-	}
 	t->in_size = in_size;
 	t->stream_size = stream_size;
 	if (t->n == 0 || t->points[t->n - 1].in >= in_size ||
@@ -240,7 +208,7 @@ unsigned char *wsnap_seek_table_encode(const struct wsnap_seek_table *t,
 	unsigned char *b, *q;
 	size_t i;
 
-	if (t->mem_only || t->n > (SIZE_MAX - HDR_BYTES) / POINT_BYTES)
+	if (t->n > (SIZE_MAX - HDR_BYTES) / POINT_BYTES)
 		return NULL;
 	*len = HDR_BYTES + t->n * POINT_BYTES;
 	b = malloc(*len);

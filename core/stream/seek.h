@@ -109,18 +109,6 @@ struct wsnap_seek_table {
 	/* windows are someone else's (an index file's mapping, which outlives
 	 * the table): never written nor freed through the table */
 	bool windows_borrowed;
-	/*
-	 * gzip only: a table of this process alone (gzip.c's ISA-L pass).
-	 * mem[i] is point i's snapshot of ISA-L's inflate state (NULL at a
-	 * member's header), owned by the table. ISA-L's decoder trusts its
-	 * state, so such a table is never stored (wsnap_seek_table_encode
-	 * refuses it) and none is ever read from a file (_decode makes
-	 * none); its spans decode with wsnap_gzip_mem_span.
-	 */
-	bool mem_only;
-	void **mem;
-	size_t mem_cap;
-	size_t mem_bytes; /* the snapshots' sizes, summed */
 };
 
 /* ---- building a table (the validation pass) ---------------------------- */
@@ -149,13 +137,6 @@ void wsnap_seek_table_free(struct wsnap_seek_table *t);
 int wsnap_seek_table_add(struct wsnap_seek_table *t,
 			 const struct wsnap_seek_point *p, const void *window,
 			 size_t window_len);
-
-/* mem_only tables: wsnap_seek_table_add (no window) with blob (malloc'd,
- * blob_len bytes, the table's from here on, also when this fails) as
- * point p's snapshot. */
-int wsnap_seek_table_add_mem(struct wsnap_seek_table *t,
-			     const struct wsnap_seek_point *p, void *blob,
-			     size_t blob_len);
 
 /*
  * Once the stream has ended: records its compressed and decoded sizes and
@@ -188,8 +169,7 @@ static inline uint64_t wsnap_seek_span_end(const struct wsnap_seek_table *t,
  * (doc/index-format.md): the header and points (little-endian u64 fields,
  * WSNAP_SEEK_HEADER_FIELDS then WSNAP_SEEK_POINT_FIELDS per point) and the
  * windows. wsnap_seek_table_encode returns a malloc'd copy of the first
- * (*len bytes, a multiple of 8); the second is t->windows as it is. A
- * mem_only table has no stored form: NULL.
+ * (*len bytes, a multiple of 8); the second is t->windows as it is.
  */
 #define WSNAP_SEEK_HEADER_FIELDS 6u
 #define WSNAP_SEEK_POINT_FIELDS	 8u

@@ -529,7 +529,7 @@ int wsnap_stream_seekable(struct wsnap_source *src, struct wsnap_seek_table *t,
 	s->base.size = t->stream_size;
 	s->src = src;
 	s->t = t;
-	s->decode = t->mem_only ? wsnap_gzip_mem_span : seek_kinds[t->kind];
+	s->decode = seek_kinds[t->kind];
 	s->max = cache_bytes ? cache_bytes : wsnap_seek_cache_default(t);
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->cond, NULL);

@@ -226,9 +226,7 @@ static enum wsnap_status rd_gz_open(struct wsnap_reader *r,
 		(r->regular || (r->opts->seek_stream && !r->opts->keep_data));
 
 	r->dec.gz = z;
-	if (!z || (r->opts->isal ? wsnap_gzip_new_isal(
-					   &z->g, record && r->opts->keep_data)
-				 : wsnap_gzip_new(&z->g, record))) {
+	if (!z || wsnap_gzip_new(&z->g, record)) {
 		free(z);
 		r->dec.gz = NULL;
 		return wsnap_reader_io(r, ENOMEM, "out of memory");
@@ -606,11 +604,6 @@ void wsnap_decoder_release(struct wsnap_reader *r)
 		wsnap_gzip_free(r->dec.gz->g);
 	free(r->dec.gz);
 	r->dec.gz = NULL;
-}
-
-bool wsnap_decoder_isal_refused(const struct wsnap_reader *r)
-{
-	return r->dec.gz && wsnap_gzip_isal_refused(r->dec.gz->g);
 }
 
 struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r)

@@ -186,7 +186,6 @@ enum wsnap_status wsnap_reader_run(int fd, const struct wsnap_reader_opts *opts,
 
 	st = rd_run(&r, fn, ctx, &res);
 	wsnap_reader_explain(&r, st, res.compression);
-	res.isal_refused = wsnap_decoder_isal_refused(&r);
 
 	wsnap_reader_input_release(&r);
 	free(r.runs);

@@ -157,14 +157,6 @@ struct wsnap_reader_opts {
 	 * a pipe can be read in place.
 	 */
 	bool seek_stream;
-	/*
-	 * gzip: inflate with ISA-L (gzip.h, wsnap_gzip_new_isal); the seek
-	 * points it records (keep_data) are good for this process only, so
-	 * the index built must never be stored. When ISA-L refuses the
-	 * data, result.isal_refused is set (wsnap_index_build then reads
-	 * the archive again with zlib, whose outcome is the one given).
-	 */
-	bool isal;
 	/* With keep_data, a compressed archive read in place: the most
 	 * decoded bytes its span cache keeps (0: WSNAP_SEEK_CACHE_DEFAULT,
 	 * 64 MiB) */
@@ -199,7 +191,6 @@ struct wsnap_reader_result {
 	 */
 	int data_fd;
 	bool spilled;		 /* data_fd is a spill file */
-	bool isal_refused;	 /* opts.isal: ISA-L refused the deflate data */
 	uint64_t stream_bytes;	 /* size of the decompressed stream read */
 	uint64_t input_bytes;	 /* bytes read from the input */
 	const char *compression; /* "none", "gzip", ... (static string) */

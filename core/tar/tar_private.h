@@ -317,8 +317,6 @@ struct wsnap_seek_table *wsnap_decoder_spans_seek(struct wsnap_reader *r);
  * (the caller's; wsnap_seek_table_free), NULL when none was (not gzip, not
  * a regular file, given up). */
 struct wsnap_seek_table *wsnap_decoder_take_seek(struct wsnap_reader *r);
-/* opts.isal: the gzip decoder's ISA-L refused the deflate data. */
-bool wsnap_decoder_isal_refused(const struct wsnap_reader *r);
 
 /* ---- member.c ----------------------------------------------------------- */
 

@@ -101,10 +101,6 @@ struct decoded {
 	uint64_t at;
 };
 
-/* The decoders of the tests: zlib's, or ISA-L's when set (the tests
- * that hold for both run once with each). */
-static bool use_isal;
-
 /* Decodes gz in chunks of chunk bytes (odd sizes cut headers and
  * trailers), recording when asked. */
 static void decode(const unsigned char *gz, size_t len, size_t chunk,
@@ -117,9 +113,7 @@ static void decode(const unsigned char *gz, size_t len, size_t chunk,
 	memset(d, 0, sizeof(*d));
 	d->out = malloc(cap);
 	assert_non_null(d->out);
-	assert_int_equal(use_isal ? wsnap_gzip_new_isal(&g, record)
-				  : wsnap_gzip_new(&g, record),
-			 0);
+	assert_int_equal(wsnap_gzip_new(&g, record), 0);
 	do {
 		size_t n = len - pos < chunk ? len - pos : chunk;
 		const unsigned char *in = gz + pos;
@@ -373,22 +367,6 @@ static struct wsnap_stream *fixture_stream(struct fixture *f, size_t cache)
 	struct wsnap_seek_table *t;
 	const char *why = NULL;
 
-	if (f->t->mem_only) {
-		/* no stored form: a table of another pass, the same */
-		struct decoded d;
-
-		assert_null(wsnap_seek_table_encode(f->t, &plen));
-		decode(f->gz, f->glen, 1 << 20, true, &d);
-		assert_non_null(d.t);
-		assert_int_equal(d.t->n, f->t->n);
-		assert_int_equal(
-			wsnap_stream_seekable(mem_source(f->gz, f->glen), d.t,
-					      cache, &s),
-			0);
-		d.t = NULL;
-		decoded_release(&d);
-		return s;
-	}
 	/* through the stored form: what a cache entry gives */
 	pts = wsnap_seek_table_encode(f->t, &plen);
 	assert_non_null(pts);
@@ -857,188 +835,6 @@ static void test_seek_span_too_long_spills(void **state)
 	free(zeros);
 }
 
-/* ---- the ISA-L pass ---------------------------------------------------- */
-
-/* Runs test fn with ISA-L's decoder. */
-static void with_isal(void (*fn)(void **), void **state)
-{
-	use_isal = true;
-	fn(state);
-	use_isal = false;
-}
-
-/* Members, trailers (at the same byte offsets), header fields, cuts: as
- * with zlib, also where the input comes a byte at a time (the bytes ISA-L
- * reads past a member's deflate data are its trailer's). */
-static void test_seek_isal_members(void **state)
-{
-	with_isal(test_seek_gzip_members, state);
-	with_isal(test_seek_gzip_header_fields, state);
-}
-
-/* The table of the ISA-L pass: memory only (no stored form), snapshots
- * under 1% of the decoded bytes, and reads from it byte for byte, one
- * thread and eight. */
-static void test_seek_isal_stream(void **state)
-{
-	struct fixture f;
-
-	use_isal = true;
-	fixture_make(&f);
-	assert_true(f.t->mem_only);
-	assert_true(f.t->n >= 2); /* a snapshot in the first member */
-	assert_true(f.t->mem_bytes > 0 && f.t->mem_bytes <= BIG / 100);
-	fixture_release(&f);
-	test_seek_stream_reads(state);
-	test_seek_stream_threads(state);
-	use_isal = false;
-}
-
-/* An ISA-L table's span over a source that changed is EIO, not wrong
- * bytes: every span decoded from the bytes of another stream fails. */
-static void test_seek_isal_span_eio(void **state)
-{
-	struct fixture f;
-	size_t i;
-	unsigned char *out = malloc(WSNAP_SEEK_SPAN_MAX);
-
-	(void)state;
-	use_isal = true;
-	fixture_make(&f);
-	for (i = 0; i < f.t->n; i++) {
-		struct wsnap_source *src;
-		size_t k;
-
-		/* a few bytes after the point flipped */
-		for (k = 0; k < 64 && f.t->points[i].in + 100 + k < f.glen; k++)
-			f.gz[f.t->points[i].in + 100 + k] ^= 0x55;
-		src = mem_source(f.gz, f.glen);
-		assert_int_not_equal(wsnap_gzip_mem_span(f.t, i, src, out), 0);
-		wsnap_source_free(src);
-		for (k = 0; k < 64 && f.t->points[i].in + 100 + k < f.glen; k++)
-			f.gz[f.t->points[i].in + 100 + k] ^= 0x55;
-		src = mem_source(f.gz, f.glen);
-		assert_int_equal(wsnap_gzip_mem_span(f.t, i, src, out), 0);
-		assert_memory_equal(out, f.data + f.t->points[i].out,
-				    wsnap_seek_span_end(f.t, i) -
-					    f.t->points[i].out);
-		wsnap_source_free(src);
-	}
-	fixture_release(&f);
-	free(out);
-	use_isal = false;
-}
-
-/* Bad deflate data: ISA-L refuses it and says so; the index build then
- * gives zlib's outcome, message and offset, byte for byte. */
-static void test_seek_isal_refused(void **state)
-{
-	struct ts_archive *a = ts_archive_new();
-	unsigned char *data = make_data(300000, 9), *tar, *gz = NULL;
-	struct wsnap_policy policy;
-	size_t len, glen = 0;
-	struct decoded d;
-	int fd;
-
-	(void)state;
-	ts_add_file(a, "a", 0644, data, 300000);
-	tar = ts_archive_finish(a, 1, &len);
-	add_member(&gz, &glen, tar, len, 6);
-	/* a block type of 3 (reserved) in the first block's header */
-	gz[10] |= 0x06;
-	use_isal = true;
-	{
-		struct wsnap_gzip *g;
-		const unsigned char *in = gz;
-		size_t in_len = glen, got;
-		unsigned char buf[4096];
-		enum wsnap_gzip_status st;
-
-		assert_int_equal(wsnap_gzip_new_isal(&g, true), 0);
-		do
-			st = wsnap_gzip_decode(g, &in, &in_len, true, buf,
-					       sizeof(buf), &got);
-		while (st == WSNAP_GZIP_OK);
-		assert_int_equal(st, WSNAP_GZIP_CORRUPT);
-		assert_true(wsnap_gzip_isal_refused(g));
-		wsnap_gzip_free(g);
-	}
-	use_isal = false;
-	decode(gz, glen, 4096, true, &d);
-	assert_int_equal(d.st, WSNAP_GZIP_CORRUPT);
-	decoded_release(&d);
-	fd = ts_memfd(gz, glen);
-	wsnap_policy_init(&policy);
-	{
-		struct wsnap_reader_opts zo = {.keep_data = true},
-					 io = {.keep_data = true, .isal = true};
-		struct wsnap_index *idx = NULL;
-		struct wsnap_error ze, ie;
-
-		assert_int_equal(wsnap_index_build(&idx, fd, &policy, &zo, &ze),
-				 WSNAP_REJECTED);
-		assert_int_equal(wsnap_index_build(&idx, fd, &policy, &io, &ie),
-				 WSNAP_REJECTED);
-		assert_string_equal(ie.member, ze.member);
-		assert_string_equal(ie.reason, ze.reason);
-		assert_null(strstr(ie.reason, "ISA-L"));
-	}
-	wsnap_policy_release(&policy);
-	close(fd);
-	free(gz);
-	free(tar);
-	free(data);
-}
-
-/* A mount's build with ISA-L (an index never stored): its members read
- * through the index byte for byte, from the memory-only table. */
-static void test_seek_isal_index(void **state)
-{
-	struct ts_archive *a = ts_archive_new();
-	const size_t big = 11u << 20;
-	unsigned char *data = make_data(big, 5), *tar, *gz = NULL;
-	unsigned char *buf = malloc(big);
-	struct wsnap_reader_opts opts = {.keep_data = true, .isal = true};
-	struct wsnap_policy policy;
-	struct wsnap_index *idx = NULL;
-	struct wsnap_error err;
-	size_t len, glen = 0, off;
-	uint32_t ino;
-	int fd;
-
-	(void)state;
-	ts_add_file(a, "big", 0644, data, big);
-	ts_add_file(a, "tail", 0644, "tail", 4);
-	tar = ts_archive_finish(a, 1, &len);
-	add_member(&gz, &glen, tar, len / 2, 6);
-	add_member(&gz, &glen, tar + len / 2, len - len / 2, 1);
-	fd = ts_memfd(gz, glen);
-	wsnap_policy_init(&policy);
-	assert_int_equal(wsnap_index_build(&idx, fd, &policy, &opts, &err),
-			 WSNAP_OK);
-	/* read in place (a stream), not from a spill (a descriptor) */
-	assert_true(wsnap_index_data_fd(idx) < 0);
-	ino = wsnap_index_lookup(idx, "big", 3);
-	assert_int_not_equal(ino, 0);
-	for (off = 0; off < big; off += 1000003) {
-		size_t n = big - off < 300000 ? big - off : 300000;
-
-		assert_int_equal(wsnap_index_pread(idx, ino, buf, n, off),
-				 (ssize_t)n);
-		assert_memory_equal(buf, data + off, n);
-	}
-	ino = wsnap_index_lookup(idx, "tail", 4);
-	assert_int_equal(wsnap_index_pread(idx, ino, buf, 100, 0), 4);
-	assert_memory_equal(buf, "tail", 4);
-	wsnap_index_free(idx);
-	wsnap_policy_release(&policy);
-	close(fd);
-	free(gz);
-	free(tar);
-	free(data);
-	free(buf);
-}
-
 /* ---- hostile stored tables ---------------------------------------------- */
 
 struct stored {
@@ -1165,11 +961,6 @@ int main(void)
 		cmocka_unit_test(test_seek_stream_file_changed),
 		cmocka_unit_test(test_seek_table_hostile),
 		cmocka_unit_test(test_seek_span_too_long_spills),
-		cmocka_unit_test(test_seek_isal_members),
-		cmocka_unit_test(test_seek_isal_stream),
-		cmocka_unit_test(test_seek_isal_span_eio),
-		cmocka_unit_test(test_seek_isal_refused),
-		cmocka_unit_test(test_seek_isal_index),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
