@@ -601,6 +601,42 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 	return st;
 }
 
+/* -v: a line of the chunk cache on disk (remote.h say), escaped. */
+static void say_line(const char *line)
+{
+	fputs("wsnap: ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_BARE, line, strlen(line));
+	fputc('\n', stderr);
+}
+
+/*
+ * The remote settings of lo into *ro, with the chunk cache on disk unless
+ * --no-cache or the cache directory cannot be used (-v says why): the
+ * descriptor of its chunks/ directory is returned (the caller closes it
+ * after the open), or -1.
+ */
+static int remote_settings(const struct wsnap_load_opts *lo,
+			   struct wsnap_remote_opts *ro)
+{
+	char why[WSNAP_CACHE_WHY_MAX];
+	struct wsnap_cache c = {.dirfd = -1};
+	int fd = -1;
+
+	*ro = lo->remote;
+	if (!lo->no_cache) {
+		if (wsnap_cache_open_as(&c, "chunk cache", why, sizeof(why)))
+			fd = wsnap_cache_subdir(&c, "chunks", "chunk cache",
+						why, sizeof(why));
+		if (fd < 0)
+			say(lo, why);
+		wsnap_cache_close(&c);
+	}
+	ro->disk = fd >= 0;
+	ro->chunk_dir = fd;
+	ro->say = lo->verbose ? say_line : NULL;
+	return fd;
+}
+
 /* A remote archive: opened (one HEAD), then its index from the cache,
  * else from the sidecar (--index, or the one beside it), else built. */
 static enum wsnap_status
@@ -611,11 +647,15 @@ load_remote(const char *url, const struct wsnap_policy *policy, bool keep_data,
 	char msg[WSNAP_REMOTE_MSG_MAX], slabel[WSNAP_REMOTE_MSG_MAX];
 	struct origin o = {.fd = -1};
 	struct wsnap_index *idx = NULL;
+	struct wsnap_remote_opts ro;
 	enum wsnap_status st;
-	int rc, sfd;
+	int rc, sfd, cdir;
 
 	*out = NULL;
-	rc = wsnap_remote_open(url, &lo->remote, &o.src, msg);
+	cdir = remote_settings(lo, &ro);
+	rc = wsnap_remote_open(url, &ro, &o.src, msg);
+	if (cdir >= 0)
+		close(cdir);
 	if (rc)
 		return wsnap_error_io(err, 0, NULL, "%s", msg);
 	o.remote = o.src;
