@@ -57,6 +57,7 @@ struct wsnap_pieces {
 	size_t n, cap;
 	uint64_t total;	  /* bytes of all pieces, as last measured + since */
 	uint64_t written; /* bytes written since last measured */
+	uint64_t during;  /* bytes written while a measure runs */
 	unsigned said;
 	void (*say)(const char *line);
 	atomic_uint_fast64_t hits, puts;
@@ -545,7 +546,10 @@ static void prune(struct wsnap_pieces *p)
 	free(m);
 	free(dirs);
 	pthread_mutex_lock(&p->lock);
-	p->total = total;
+	/* what was written while it ran may or may not be in total: counted
+	 * once more, so that the bound errs on the safe side */
+	p->total = total + p->during;
+	p->during = 0;
 	p->measured = true;
 	pthread_mutex_unlock(&p->lock);
 }
@@ -578,7 +582,8 @@ void wsnap_pieces_put(struct wsnap_pieces *p, uint64_t off, const void *data,
 {
 	char name[WSNAP_PIECE_NAME_LEN + 1], tmp[sizeof(TMP_PREFIX) + 16];
 	unsigned char hdr[WSNAP_PIECE_HDR];
-	bool there = false, need;
+	bool there = false, need, mine;
+	unsigned rounds = 0;
 	size_t i;
 	int dir, fd, e = 0;
 
@@ -616,19 +621,24 @@ void wsnap_pieces_put(struct wsnap_pieces *p, uint64_t off, const void *data,
 	know(p, off, len);
 	p->total += WSNAP_PIECE_HDR + len;
 	p->written += WSNAP_PIECE_HDR + len;
+	if (p->pruning)
+		p->during += WSNAP_PIECE_HDR + len;
 	need = !p->pruning && (!p->measured || p->total > p->max_bytes ||
 			       p->written >= p->max_bytes / 8);
-	if (need) {
+	mine = need;
+	if (need)
 		p->pruning = true;
+	/* until what others wrote while it ran is within the bound too */
+	while (need) {
 		p->written = 0;
-	}
-	pthread_mutex_unlock(&p->lock);
-	if (need) {
+		pthread_mutex_unlock(&p->lock);
 		prune(p);
 		pthread_mutex_lock(&p->lock);
-		p->pruning = false;
-		pthread_mutex_unlock(&p->lock);
+		need = p->total > p->max_bytes && rounds++ < 2;
 	}
+	if (mine)
+		p->pruning = false;
+	pthread_mutex_unlock(&p->lock);
 	return;
 failed:
 	pthread_mutex_lock(&p->lock);

@@ -4,10 +4,14 @@
  * header parsing (Content-Range, numbers, header lines), AWS credentials
  * files, URL labels and argv redaction, chunk planning, and the chunk
  * cache over a fake fetch function (single-flight, read-ahead, errors,
- * its bound). The requests themselves are tested end to end against real
+ * its bound), and over pieces on disk (pieces.h): what one cache fetched
+ * the next one reads from disk, only the ranges between pieces are
+ * fetched, a piece the checker refuses is replaced by the network's
+ * bytes. The requests themselves are tested end to end against real
  * servers (tests/e2e/e2e_remote.sh).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,12 +19,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "chunks.h"
+#include "pieces.h"
 #include "remote.h"
 
 static int cr(const char *v, uint64_t *f, uint64_t *l, uint64_t *t)
@@ -616,10 +622,163 @@ static void test_chunks_fill(void **state)
 	(void)state;
 }
 
+/* A directory of pieces of the test's own. */
+struct piece_dir {
+	char path[64];
+	int fd;
+};
+
+static struct wsnap_pieces *pieces_in(struct piece_dir *d, uint64_t size)
+{
+	static const unsigned char key[WSNAP_PIECE_KEY] = {7};
+	struct wsnap_pieces *p;
+
+	if (!d->path[0]) {
+		snprintf(d->path, sizeof(d->path), "/tmp/wsnap-chunks-XXXXXX");
+		assert_non_null(mkdtemp(d->path));
+		d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(d->fd >= 0);
+	}
+	assert_int_equal(
+		wsnap_pieces_new(d->fd, key, size, 1ull << 30, NULL, &p), 0);
+	return p;
+}
+
+static void piece_dir_remove(struct piece_dir *d)
+{
+	char cmd[128];
+
+	close(d->fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Scattered reads, small and large, through a cache over pieces in d:
+ * every byte right; the fetches the fake made. */
+static unsigned reads_over(struct piece_dir *d, uint64_t size)
+{
+	static unsigned char buf[1 << 20];
+	static const uint64_t at[] = {5, 3 << 20, (7 << 20) + 100, 100 << 10};
+	static const size_t len[] = {3000, 1 << 20, 20000, 1 << 20};
+	struct wsnap_pieces *p = pieces_in(d, size);
+	struct wsnap_chunks *c;
+	struct fake f;
+	unsigned i, n;
+
+	fake_init(&f, size);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_store(c, p);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(wsnap_chunks_read(c, buf, len[i], at[i]),
+				 len[i]);
+		check_bytes(buf, len[i], at[i]);
+	}
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	n = atomic_load(&f.fetches);
+	return n;
+}
+
+/* What one cache fetched, the next one over the same pieces reads from
+ * disk: no fetch at all. */
+static void test_chunks_store_again(void **state)
+{
+	struct piece_dir d = {0};
+
+	assert_true(reads_over(&d, 16 << 20) > 0);
+	assert_int_equal(reads_over(&d, 16 << 20), 0);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* An entry part of which pieces hold fetches only the ranges between
+ * them, which are stored: the next read of it fetches nothing. */
+static void test_chunks_store_gaps(void **state)
+{
+	static unsigned char buf[1 << 20], part[256 << 10];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	unsigned i;
+
+	for (i = 0; i < sizeof(part); i++)
+		part[i] = byte_at((256 << 10) + i);
+	wsnap_pieces_put(p, 256 << 10, part, sizeof(part));
+	for (i = 0; i < 2; i++) {
+		fake_init(&f, 4 << 20);
+		assert_int_equal(
+			wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			0);
+		wsnap_chunks_set_store(c, p);
+		assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0),
+				 sizeof(buf));
+		check_bytes(buf, sizeof(buf), 0);
+		wsnap_chunks_free(c);
+		/* [0, 256K) and [512K, 1M); then nothing */
+		assert_int_equal(atomic_load(&f.fetches), i ? 0 : 2);
+		assert_int_equal(atomic_load(&f.bytes), i ? 0 : 768 << 10);
+	}
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* Refuses bytes that are not the object's (without failing the test). */
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < len; i++)
+		if (b[i] != byte_at(off + i))
+			return -EIO;
+	return 0;
+}
+
+/* A piece made to look right (its checksum matches wrong bytes) is
+ * refused by the checker: never served, the network's bytes are, and
+ * they replace it on disk. */
+static void test_chunks_store_forged(void **state)
+{
+	static unsigned char forged[16 << 10], buf[100];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t next;
+
+	memset(forged, 'x', sizeof(forged));
+	wsnap_pieces_put(p, 0, forged, sizeof(forged));
+	fake_init(&f, 4 << 20);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_right, NULL);
+	wsnap_chunks_set_store(c, p);
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 5),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 5);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	p = pieces_in(&d, 4 << 20);
+	assert_int_equal(wsnap_pieces_get(p, buf, 5, sizeof(buf), &next),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 5);
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_content_range),
+		cmocka_unit_test(test_chunks_store_again),
+		cmocka_unit_test(test_chunks_store_gaps),
+		cmocka_unit_test(test_chunks_store_forged),
 		cmocka_unit_test(test_number_and_header),
 		cmocka_unit_test(test_credentials_file),
 		cmocka_unit_test(test_label_and_redact),
