@@ -714,6 +714,10 @@ void wsnap_pieces_free(struct wsnap_pieces *p)
 {
 	if (!p)
 		return;
+	/* what another process wrote since is seen now: the bound holds
+	 * once the last of them has ended */
+	if (p->written && !p->pruning)
+		prune(p);
 	if (p->dir >= 0)
 		close(p->dir);
 	close(p->root);

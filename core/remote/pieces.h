@@ -27,7 +27,11 @@
  *    count says the bound is passed, the directory is measured again
  *    (another process's pieces included) and the least recently used
  *    pieces (mtime, set on every use) are removed down to 7/8 of the
- *    bound; temporary files of writers that died go once an hour old;
+ *    bound, and once more when p is freed if it wrote since: processes
+ *    that write at once may pass the bound by what each wrote since it
+ *    last measured (at most an eighth of it and a piece) until one of
+ *    them measures again, and it holds once the last has ended;
+ *    temporary files of writers that died go once an hour old;
  *  - a piece is at most WSNAP_PIECE_MAX bytes; the pieces this process
  *    knows of (listed when first needed, then kept up to date with what it
  *    writes and removes) are at most WSNAP_PIECES_KNOWN_MAX.
