@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "pieces.h"
@@ -55,26 +56,43 @@ static uint64_t le64(const uint8_t *p)
 	return v;
 }
 
+static char root_path[] = "/tmp/wsnap-fuzz-pieces-XXXXXX";
+static char key_hex[2 * WSNAP_PIECE_KEY + 1];
+
+/* At exit: the (empty) directories of root_fd. */
+static void root_remove(void)
+{
+	char sub[sizeof(root_path) + sizeof(key_hex) + 1];
+
+	snprintf(sub, sizeof(sub), "%s/%s", root_path, key_hex);
+	rmdir(sub);
+	rmdir(root_path);
+}
+
 /* The directory pieces are read from: made once. */
 static int root_fd(void)
 {
-	static char path[] = "/tmp/wsnap-fuzz-pieces-XXXXXX";
 	static int fd = -1;
+	int i;
 
-	if (fd < 0 && mkdtemp(path))
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 && mkdtemp(root_path)) {
+		fd = open(root_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		for (i = 0; i < WSNAP_PIECE_KEY; i++)
+			snprintf(key_hex + 2 * i, 3, "%02x", key[i]);
+		atexit(root_remove);
+	}
 	return fd;
 }
 
 static void fuzz_piece(const uint8_t *data, size_t size)
 {
 	static unsigned char buf[1 << 16];
-	char name[WSNAP_PIECE_NAME_LEN + 1], hex[2 * WSNAP_PIECE_KEY + 1];
+	char name[WSNAP_PIECE_NAME_LEN + 1];
 	unsigned char hdr[WSNAP_PIECE_HDR];
 	struct wsnap_pieces *p;
 	uint64_t off, len, next;
 	size_t got;
-	int ok, root = root_fd(), dir, fd, i;
+	int ok, root = root_fd(), dir, fd;
 
 	if (size < WSNAP_PIECE_HDR || root < 0)
 		return;
@@ -92,10 +110,8 @@ static void fuzz_piece(const uint8_t *data, size_t size)
 	/* through a store, as a mount would read it */
 	if (len == 0 || len > sizeof(buf))
 		return;
-	for (i = 0; i < WSNAP_PIECE_KEY; i++)
-		snprintf(hex + 2 * i, 3, "%02x", key[i]);
-	mkdirat(root, hex, 0700);
-	dir = openat(root, hex, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	mkdirat(root, key_hex, 0700);
+	dir = openat(root, key_hex, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dir < 0)
 		return;
 	wsnap_piece_name(off, len, name);
