@@ -725,6 +725,58 @@ static void test_chunks_store_gaps(void **state)
 	(void)state;
 }
 
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len);
+
+/* Readers in threads (and the read-ahead beside them) over pieces: two
+ * caches one after the other over the same pieces, and two at once over
+ * stores of their own in the same directory (two processes): every byte
+ * right; the first cache's pieces serve all of the second's reads. */
+static void test_chunks_store_threads(void **state)
+{
+	static struct reader_arg r[2 * READERS];
+	pthread_t th[2 * READERS];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p[2];
+	struct wsnap_chunks *c[2];
+	struct fake f[2];
+	int i, round, n;
+
+	for (round = 0; round < 3; round++) {
+		n = round == 2 ? 2 : 1;
+		for (i = 0; i < n; i++) {
+			p[i] = pieces_in(&d, 16 << 20);
+			fake_init(&f[i], 16 << 20);
+			assert_int_equal(wsnap_chunks_new(f[i].size, 4 << 20,
+							  fake_fetch, &f[i],
+							  &c[i]),
+					 0);
+			wsnap_chunks_set_check(c[i], check_right, NULL);
+			wsnap_chunks_set_store(c[i], p[i]);
+		}
+		for (i = 0; i < n * READERS; i++) {
+			r[i].c = c[i / READERS];
+			r[i].off = (uint64_t)(i % READERS) * (2 << 20) + 777;
+			r[i].len = sizeof(r[i].buf);
+			assert_int_equal(pthread_create(&th[i], NULL,
+							reader_main, &r[i]),
+					 0);
+		}
+		for (i = 0; i < n * READERS; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(r[i].got, sizeof(r[i].buf));
+			check_bytes(r[i].buf, sizeof(r[i].buf), r[i].off);
+		}
+		for (i = 0; i < n; i++) {
+			wsnap_chunks_free(c[i]);
+			wsnap_pieces_free(p[i]);
+			if (round == 1)
+				assert_int_equal(atomic_load(&f[i].fetches), 0);
+		}
+	}
+	piece_dir_remove(&d);
+	(void)state;
+}
+
 /* Refuses bytes that are not the object's (without failing the test). */
 static int check_right(void *ctx, uint64_t off, const void *data, size_t len)
 {
@@ -779,6 +831,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_store_again),
 		cmocka_unit_test(test_chunks_store_gaps),
 		cmocka_unit_test(test_chunks_store_forged),
+		cmocka_unit_test(test_chunks_store_threads),
 		cmocka_unit_test(test_number_and_header),
 		cmocka_unit_test(test_credentials_file),
 		cmocka_unit_test(test_label_and_redact),
