@@ -948,7 +948,7 @@ static const struct wsnap_option remote_entries[] = {
 static const struct wsnap_option remote_read_entries[] = {
 	REMOTE_ENTRIES,
 	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
-			   "a remote ARCHIVE's chunk cache in memory (256M)"),
+			   "a remote ARCHIVE's chunk cache on disk (1G)"),
 	WSNAP_OPT_END(),
 };
 
@@ -957,7 +957,7 @@ static const struct wsnap_option remote_read_entries[] = {
 			  struct wsnap_remote_opts)
 #define LOAD_ENTRIES                                                           \
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,                             \
-		       "neither read nor write the index cache"),              \
+		       "neither read nor write the index (or chunk) cache"),   \
 	WSNAP_OPT_STRING(0, "index", "FILE", L, index,                         \
 			 "use the sidecar FILE or URL (untrusted)")
 
@@ -984,14 +984,14 @@ const struct wsnap_option wsnap_load_read_options[] = {
 const struct wsnap_option wsnap_cache_options[] = {
 	WSNAP_OPT_GROUP("index options:"),
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
+		       "neither read nor write the index (or chunk) cache"),
 	WSNAP_OPT_END(),
 };
 
 const struct wsnap_option wsnap_cache_read_options[] = {
 	WSNAP_OPT_GROUP("index and remote options:"),
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
+		       "neither read nor write the index (or chunk) cache"),
 	REMOTE_IN_LOAD(remote_read_entries),
 	WSNAP_OPT_END(),
 };
