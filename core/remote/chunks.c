@@ -344,6 +344,11 @@ static void after_fork(struct wsnap_chunks *c)
 	c->qhead = 0;
 	c->nthreads = 0;
 	c->pid = getpid();
+	/* the parent's read-ahead threads may have been waiting on these
+	 * at the fork: a glibc condition with waiters that are not there
+	 * can block a signal for good */
+	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->done, NULL);
 }
 
 /* An entry holding off, held by the caller, READY or with the bytes up to

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -31,13 +32,14 @@
 #include "grow.h"
 #include "hash.h"
 
-#define MAGIC	     "WSNAPPCE"
-#define VERSION	     1u
-#define TMP_PREFIX   ".tmp-"
-#define TMP_MAX_AGE  3600	/* seconds */
-#define LOOK_BACK    4		/* overlapping pieces looked at before off */
-#define SAY_MAX	     8		/* lines of -v at most */
-#define SCAN_MAX     (4u << 20) /* pieces measured at most */
+#define MAGIC	    "WSNAPPCE"
+#define VERSION	    1u
+#define TMP_PREFIX  ".tmp-"
+#define TMP_MAX_AGE 3600       /* seconds */
+#define LOOK_BACK   4	       /* overlapping pieces looked at before off */
+#define SAY_MAX	    8	       /* lines of -v at most */
+#define SCAN_MAX    (1u << 20) /* pieces measured at most (64 MiB) */
+
 #define KEY_HEX	     (2 * WSNAP_PIECE_KEY)
 #define DIR_MODE_BAD (S_IWGRP | S_IWOTH)
 
@@ -61,6 +63,22 @@ struct wsnap_pieces {
 	unsigned said;
 	void (*say)(const char *line);
 	atomic_uint_fast64_t hits, puts;
+	/* the writer: pieces queued by put, written by one thread while
+	 * there are any (writer), joined by the next put or by free */
+	pthread_cond_t idle; /* the writer ended */
+	struct queued *qhead, **qtail;
+	uint64_t queued; /* bytes in the queue */
+	bool writer, joinable, stop;
+	pthread_t thread;
+	atomic_int pid; /* the process p was made or last reset in */
+};
+
+/* A piece waiting for the writer. */
+struct queued {
+	struct queued *next;
+	uint64_t off;
+	size_t len;
+	char data[];
 };
 
 static void put64(unsigned char *p, uint64_t v)
@@ -287,11 +305,45 @@ static void open_dir(struct wsnap_pieces *p, bool create)
 		p->n++;
 	}
 	closedir(d);
-	qsort(p->k, p->n, sizeof(*p->k), known_cmp);
+	if (p->n)
+		qsort(p->k, p->n, sizeof(*p->k), known_cmp);
 	p->listed = true;
 }
 
 /* ---- reading ------------------------------------------------------------ */
+
+static pthread_mutex_t fork_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Called before p's lock is taken: in a forked child, a fresh start. The
+ * parent's writer is not here (what it had queued is left to it) and its
+ * lock and condition may have been in use at the fork: made again. The
+ * first thread of the child to get here does it, the others wait for it
+ * (fork_lock is never held in a parent: only this slow path takes it).
+ */
+static void check_fork(struct wsnap_pieces *p)
+{
+	pid_t me = getpid();
+	struct queued *q, *next;
+
+	if (atomic_load(&p->pid) == me)
+		return;
+	pthread_mutex_lock(&fork_lock);
+	if (atomic_load(&p->pid) != me) {
+		pthread_mutex_init(&p->lock, NULL);
+		pthread_cond_init(&p->idle, NULL);
+		for (q = p->qhead; q; q = next) {
+			next = q->next;
+			free(q);
+		}
+		p->qhead = NULL;
+		p->qtail = &p->qhead;
+		p->queued = 0;
+		p->writer = p->joinable = p->pruning = false;
+		atomic_store(&p->pid, me);
+	}
+	pthread_mutex_unlock(&fork_lock);
+}
 
 /*
  * Reads and checks the piece [po, po + pl) into a buffer: dst when the
@@ -343,6 +395,7 @@ bad:
 size_t wsnap_pieces_get(struct wsnap_pieces *p, void *buf, uint64_t off,
 			size_t len, uint64_t *next)
 {
+	check_fork(p);
 	for (;;) {
 		uint64_t po = 0, pl = 0, n;
 		size_t i, j;
@@ -577,8 +630,10 @@ static int tmp_open(int dir, char tmp[sizeof(TMP_PREFIX) + 16])
 	return -1;
 }
 
-void wsnap_pieces_put(struct wsnap_pieces *p, uint64_t off, const void *data,
-		      size_t len)
+/* Writes the piece (the writer's thread, or the caller's at free), then
+ * keeps the bound. */
+static void write_piece(struct wsnap_pieces *p, uint64_t off, const void *data,
+			size_t len)
 {
 	char name[WSNAP_PIECE_NAME_LEN + 1], tmp[sizeof(TMP_PREFIX) + 16];
 	unsigned char hdr[WSNAP_PIECE_HDR];
@@ -646,11 +701,85 @@ failed:
 	pthread_mutex_unlock(&p->lock);
 }
 
+/*
+ * The writer: writes what is queued until the queue is empty, then ends
+ * (nothing waits idle, so that a fork finds no thread of p in the middle
+ * of a wait).
+ */
+static void *writer_main(void *arg)
+{
+	struct wsnap_pieces *p = arg;
+	struct queued *q;
+
+	pthread_mutex_lock(&p->lock);
+	while ((q = p->qhead) != NULL) {
+		p->qhead = q->next;
+		if (!p->qhead)
+			p->qtail = &p->qhead;
+		pthread_mutex_unlock(&p->lock);
+		write_piece(p, q->off, q->data, q->len);
+		pthread_mutex_lock(&p->lock);
+		p->queued -= q->len;
+		free(q);
+	}
+	p->writer = false;
+	pthread_cond_broadcast(&p->idle);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+void wsnap_pieces_put(struct wsnap_pieces *p, uint64_t off, const void *data,
+		      size_t len)
+{
+	struct queued *q;
+
+	if (len == 0 || len > WSNAP_PIECE_MAX || off > p->size ||
+	    len > p->size - off || p->max_bytes < WSNAP_PIECE_HDR + len)
+		return;
+	q = malloc(sizeof(*q) + len);
+	if (!q)
+		return;
+	q->next = NULL;
+	q->off = off;
+	q->len = len;
+	memcpy(q->data, data, len);
+	check_fork(p);
+	pthread_mutex_lock(&p->lock);
+	if (!p->stop && !p->writer) {
+		/* the last writer has set writer false under the lock: all
+		 * it has left to do is return */
+		if (p->joinable)
+			pthread_join(p->thread, NULL);
+		p->joinable = p->writer =
+			pthread_create(&p->thread, NULL, writer_main, p) == 0;
+	}
+	/* the cache is an optimisation: what does not fit is not kept */
+	if (p->stop || !p->writer || p->queued + len > WSNAP_PIECES_QUEUE) {
+		pthread_mutex_unlock(&p->lock);
+		free(q);
+		return;
+	}
+	*p->qtail = q;
+	p->qtail = &q->next;
+	p->queued += len;
+	pthread_mutex_unlock(&p->lock);
+}
+
+void wsnap_pieces_flush(struct wsnap_pieces *p)
+{
+	check_fork(p);
+	pthread_mutex_lock(&p->lock);
+	while (p->writer)
+		pthread_cond_wait(&p->idle, &p->lock);
+	pthread_mutex_unlock(&p->lock);
+}
+
 void wsnap_pieces_drop(struct wsnap_pieces *p, uint64_t off, uint64_t len)
 {
 	char name[WSNAP_PIECE_NAME_LEN + 1];
 	size_t i;
 
+	check_fork(p);
 	pthread_mutex_lock(&p->lock);
 	open_dir(p, false);
 	for (i = 0; p->dir >= 0 && i < p->n;) {
@@ -699,6 +828,9 @@ int wsnap_pieces_new(int dirfd, const unsigned char key[WSNAP_PIECE_KEY],
 		free(p);
 		return -ENOMEM;
 	}
+	pthread_cond_init(&p->idle, NULL);
+	p->qtail = &p->qhead;
+	atomic_init(&p->pid, getpid());
 	p->dir = -1;
 	memcpy(p->key, key, WSNAP_PIECE_KEY);
 	for (i = 0; i < WSNAP_PIECE_KEY; i++)
@@ -714,6 +846,16 @@ void wsnap_pieces_free(struct wsnap_pieces *p)
 {
 	if (!p)
 		return;
+	/* what is queued is written before the writer ends */
+	check_fork(p);
+	pthread_mutex_lock(&p->lock);
+	p->stop = true;
+	while (p->writer)
+		pthread_cond_wait(&p->idle, &p->lock);
+	if (p->joinable)
+		pthread_join(p->thread, NULL);
+	p->joinable = false;
+	pthread_mutex_unlock(&p->lock);
 	/* what another process wrote since is seen now: the bound holds
 	 * once the last of them has ended */
 	if (p->written && !p->pruning)
@@ -721,6 +863,7 @@ void wsnap_pieces_free(struct wsnap_pieces *p)
 	if (p->dir >= 0)
 		close(p->dir);
 	close(p->root);
+	pthread_cond_destroy(&p->idle);
 	pthread_mutex_destroy(&p->lock);
 	free(p->k);
 	free(p);

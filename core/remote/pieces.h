@@ -35,7 +35,9 @@
  *  - a piece is at most WSNAP_PIECE_MAX bytes; the pieces this process
  *    knows of (listed when first needed, then kept up to date with what it
  *    writes and removes) are at most WSNAP_PIECES_KNOWN_MAX.
- * Thread-safe: one mutex guards the list; file I/O runs without it.
+ * Thread-safe: one mutex guards the list and the writer's queue; file I/O
+ * runs without it. A process forked while nothing is queued may use p:
+ * the child starts a writer of its own.
  */
 #ifndef WSNAP_PIECES_H
 #define WSNAP_PIECES_H
@@ -48,6 +50,8 @@
 #define WSNAP_PIECE_HDR	       80
 #define WSNAP_PIECE_MAX	       (8u << 20)
 #define WSNAP_PIECES_KNOWN_MAX (1u << 20)
+/* Bytes of pieces waiting for the writer at most. */
+#define WSNAP_PIECES_QUEUE (16u << 20)
 /* "OFFSET-LENGTH": 16 + 1 + 16 characters */
 #define WSNAP_PIECE_NAME_LEN 33
 
@@ -101,10 +105,18 @@ int wsnap_pieces_new(int dirfd, const unsigned char key[WSNAP_PIECE_KEY],
 size_t wsnap_pieces_get(struct wsnap_pieces *p, void *buf, uint64_t off,
 			size_t len, uint64_t *next);
 
-/* Stores the len bytes of data at off as a piece (nothing when len is 0
- * or above WSNAP_PIECE_MAX, or the piece is there), then keeps the bound. */
+/*
+ * Stores the len bytes of data at off as a piece (nothing when len is 0
+ * or above WSNAP_PIECE_MAX, or the piece is there), then keeps the bound:
+ * a copy is queued for p's writer thread (started on first need, again
+ * after a fork), so that the caller never waits for the disk; what would
+ * take the queue past WSNAP_PIECES_QUEUE bytes is not kept.
+ */
 void wsnap_pieces_put(struct wsnap_pieces *p, uint64_t off, const void *data,
 		      size_t len);
+
+/* Waits until what was put before is written (or failed to be). */
+void wsnap_pieces_flush(struct wsnap_pieces *p);
 
 /* Removes every known piece with a byte in [off, off + len). */
 void wsnap_pieces_drop(struct wsnap_pieces *p, uint64_t off, uint64_t len);
@@ -113,7 +125,8 @@ void wsnap_pieces_drop(struct wsnap_pieces *p, uint64_t off, uint64_t len);
 void wsnap_pieces_stats(struct wsnap_pieces *p, uint64_t *hit_bytes,
 			uint64_t *put_bytes);
 
-/* Frees p (the files stay); NULL does nothing. */
+/* Writes what is queued, ends the writer and frees p (the files stay);
+ * NULL does nothing. */
 void wsnap_pieces_free(struct wsnap_pieces *p);
 
 #endif

@@ -159,7 +159,8 @@ static void put_at(struct wsnap_pieces *p, uint64_t off, size_t len)
 	assert_non_null(buf);
 	fill(buf, len, off);
 	wsnap_pieces_put(p, off, buf, len);
-	free(buf);
+	free(buf); /* put keeps a copy */
+	wsnap_pieces_flush(p);
 }
 
 /* Whether p serves exactly the right len bytes at off. */

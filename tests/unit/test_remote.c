@@ -706,6 +706,7 @@ static void test_chunks_store_gaps(void **state)
 	for (i = 0; i < sizeof(part); i++)
 		part[i] = byte_at((256 << 10) + i);
 	wsnap_pieces_put(p, 256 << 10, part, sizeof(part));
+	wsnap_pieces_flush(p);
 	for (i = 0; i < 2; i++) {
 		fake_init(&f, 4 << 20);
 		assert_int_equal(
@@ -716,6 +717,7 @@ static void test_chunks_store_gaps(void **state)
 				 sizeof(buf));
 		check_bytes(buf, sizeof(buf), 0);
 		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
 		/* [0, 256K) and [512K, 1M); then nothing */
 		assert_int_equal(atomic_load(&f.fetches), i ? 0 : 2);
 		assert_int_equal(atomic_load(&f.bytes), i ? 0 : 768 << 10);
@@ -804,6 +806,7 @@ static void test_chunks_store_forged(void **state)
 
 	memset(forged, 'x', sizeof(forged));
 	wsnap_pieces_put(p, 0, forged, sizeof(forged));
+	wsnap_pieces_flush(p);
 	fake_init(&f, 4 << 20);
 	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
 			 0);
