@@ -36,8 +36,9 @@
  *    refuses one that pieces gave, those pieces are removed and the entry
  *    is fetched again whole from the network (with a checker, readers
  *    wait for such an entry whole: its bytes are not final before). What
- *    the fetch gave and the checker took is stored as pieces by the
- *    thread that fetched it, after its waiters have gone on.
+ *    the fetch gave and the checker took is handed to the store (which
+ *    copies it and writes it from a thread of its own) by the thread that
+ *    fetched it, after its waiters have gone on.
  */
 #ifndef WSNAP_CHUNKS_H
 #define WSNAP_CHUNKS_H
