@@ -293,21 +293,23 @@ static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 	void *cctx = c->check_ctx;
 	struct gap g[GAPS_MAX];
 	unsigned ng = 0, i;
-	bool stored = false;
+	bool stored = false, checked_bad = false;
 	int rc;
 
 	pthread_mutex_unlock(&c->lock);
 	rc = fill_entry(c, e, &f, !check || !c->store, g, &ng, &stored);
+	/* a refusal of the checker, not a fetch that failed */
 	if (rc == 0 && check)
-		rc = check(cctx, e->start, e->data, (size_t)e->len);
-	if (rc && stored) {
+		checked_bad = (rc = check(cctx, e->start, e->data,
+					  (size_t)e->len)) != 0;
+	if (checked_bad && stored) {
 		/* a piece whose own checksum holds but whose bytes the
 		 * checker refuses (made to look right): never again, and
 		 * the bytes from the network instead (nothing was told) */
 		wsnap_pieces_drop(c->store, e->start, e->len);
 		rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, NULL,
 			   NULL);
-		if (rc == 0 && check)
+		if (rc == 0)
 			rc = check(cctx, e->start, e->data, (size_t)e->len);
 		g[0].off = e->start;
 		g[0].len = e->len;

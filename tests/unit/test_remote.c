@@ -729,6 +729,45 @@ static void test_chunks_store_gaps(void **state)
 
 static int check_right(void *ctx, uint64_t off, const void *data, size_t len);
 
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len);
+
+/* A fetch that fails beside good pieces fails the read and leaves the
+ * pieces alone (only a checker's refusal removes them): the next read
+ * fetches the rest only. */
+static void test_chunks_store_fetch_error(void **state)
+{
+	static unsigned char buf[1 << 20], part[16 << 10];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t next;
+	unsigned i;
+
+	for (i = 0; i < sizeof(part); i++)
+		part[i] = byte_at(i);
+	wsnap_pieces_put(p, 0, part, sizeof(part));
+	wsnap_pieces_flush(p);
+	fake_init(&f, 4 << 20);
+	atomic_store(&f.fail, 1);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_right, NULL);
+	wsnap_chunks_set_store(c, p);
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0), -EIO);
+	assert_int_equal(wsnap_pieces_get(p, buf, 0, sizeof(part), &next),
+			 sizeof(part));
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 0);
+	assert_int_equal(atomic_load(&f.bytes),
+			 2 * (sizeof(buf) - sizeof(part)));
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
 /* Readers in threads (and the read-ahead beside them) over pieces: two
  * caches one after the other over the same pieces, and two at once over
  * stores of their own in the same directory (two processes): every byte
@@ -835,6 +874,7 @@ int main(void)
 		cmocka_unit_test(test_chunks_store_gaps),
 		cmocka_unit_test(test_chunks_store_forged),
 		cmocka_unit_test(test_chunks_store_threads),
+		cmocka_unit_test(test_chunks_store_fetch_error),
 		cmocka_unit_test(test_number_and_header),
 		cmocka_unit_test(test_credentials_file),
 		cmocka_unit_test(test_label_and_redact),
