@@ -1194,7 +1194,10 @@ r9_mount() { # URL-OR-FILE MNT [OPTION...]: untimed; returns 0 when mounted
 	MOUNTS+=("$mnt")
 	"$WSNAP" mount "$@" "$src" "$mnt" >/dev/null 2>"$R9/mount.err" && is_mounted "$mnt"
 }
-r9_setup_rbig() { r9_mount "$HTTP_URL/big.tar" "$R9/rbig" || agg_na r9.cat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"; }
+# r9_fresh: no chunk cache on disk (sec9's cache directory): what follows
+# fetches as a first mount on this host does
+r9_fresh() { rm -rf --one-file-system "$WSNAP_CACHE_DIR/chunks"; }
+r9_setup_rbig() { r9_fresh; r9_mount "$HTTP_URL/big.tar" "$R9/rbig" || agg_na r9.cat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"; }
 r9_setup_lbig() { r9_mount "$DATA/big.tar" "$R9/lbig" || agg_na r9.cat.local "mount failed: $(head -c 100 "$R9/mount.err")"; }
 r9_setup_xbig() { r9_mount "$DATA/big.tar" "$R9/xbig" --index "$R9/www/big.tar.wsnapidx" || agg_na r9.cat.lidx "mount failed: $(head -c 100 "$R9/mount.err")"; }
 r9_teardown_rbig() { unmount_fuse "$R9/rbig"; }
@@ -1203,6 +1206,7 @@ r9_teardown_lbig() { unmount_fuse "$R9/lbig"; }
 r9_new_dest() { rm -rf --one-file-system "$R9/dest"; mkdir -p "$R9/dest"; }
 r9_retire_dest() { retire "$R9/dest"; [ "$QUICK" = 1 ] || sync; }
 r9_hyd_setup() {
+	r9_fresh
 	unmount_workspace "$R9/hyd/ws"
 	rm -rf --one-file-system "$R9/hyd"
 	mkdir -p "$R9/hyd/upper" "$R9/hyd/ws"
@@ -1228,7 +1232,9 @@ sec9() {
 	out ""
 	out "## 9. remote snapshots over loopback (nginx on 127.0.0.1)"
 	out ""
-	out "Archives served by nginx (sendfile, keep-alive) from the page cache, each with a sidecar \`URL.wsnapidx\` made by \`wsnap index -o\`; requests and bytes (the bodies) from nginx's access log; every wsnap measure on a fresh mount. The curl rows are the network's and nginx's own cost."
+	out "Archives served by nginx (sendfile, keep-alive) from the page cache, each with a sidecar \`URL.wsnapidx\` made by \`wsnap index -o\`; requests and bytes (the bodies) from nginx's access log; every wsnap measure on a fresh mount, and with an empty chunk cache on disk (a cache directory of the section's own, emptied before each) but in 9f. The curl rows are the network's and nginx's own cost."
+	export WSNAP_CACHE_DIR=$RUN/cache9
+	mkdir -p "$WSNAP_CACHE_DIR" && chmod 700 "$WSNAP_CACHE_DIR"
 	ensure_small && ensure_big
 	warm "$DATA/small-a.tar" "$DATA/big.tar"
 	mkdir -p "$R9/www"
@@ -1240,7 +1246,7 @@ sec9() {
 	if [ -n "$why" ]; then
 		why="$why (scripts/deps.sh)"
 		for k in r9.mount.wsnap r9.ttfb.wsnap r9.ttfb.curl r9.scat.wsnap \
-			r9.scat.curl r9.cat.wsnap r9.cat.curl r9.cat.local r9.hyd.wsnap \
+			r9.rescat.wsnap r9.scat.curl r9.cat.wsnap r9.cat.curl r9.cat.local r9.hyd.wsnap \
 			r9.hyd.curl; do
 			agg_na $k "$why"
 		done
@@ -1276,6 +1282,7 @@ sec9() {
 		sec9_run
 	fi
 	sec9_tables
+	unset WSNAP_CACHE_DIR
 }
 
 sec9_run() {
@@ -1313,12 +1320,15 @@ PY
 			agg_na r9.mount.wsnap "$REMOTE_WHY"
 			agg_na r9.ttfb.wsnap "$REMOTE_WHY"
 			agg_na r9.scat.wsnap "$REMOTE_WHY"
+			agg_na r9.rescat.wsnap "$REMOTE_WHY"
 		else
+			r9_fresh
 			mnt=$R9/m9a-$r
 			m=$(log_mark "$NGINX_LOG")
 			mount_timed r9.mount.wsnap wsnap "$HTTP_URL/small-a.tar" "$mnt" "$DIRS"
 			R9_MOUNT=$(r9_counts "$m")
 			unmount_fuse "$mnt"
+			r9_fresh
 			mnt=$R9/m9b-$r
 			mkdir -p "$mnt"
 			MOUNTS+=("$mnt")
@@ -1328,6 +1338,7 @@ PY
 				bash "$WSNAP" "$HTTP_URL/small-a.tar" "$mnt" "$(head -1 "$R9/scatter.paths")"
 			unmount_fuse "$mnt"
 			# 9c: the scattered files on a fresh mount (mount untimed)
+			r9_fresh
 			mnt=$R9/m9c-$r
 			if r9_mount "$HTTP_URL/small-a.tar" "$mnt"; then
 				m=$(log_mark "$NGINX_LOG")
@@ -1339,6 +1350,21 @@ PY
 				R9_SCAT=$(r9_counts "$m")
 			else
 				agg_na r9.scat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"
+			fi
+			unmount_fuse "$mnt"
+			# 9f: a remount (untimed), the same files again: from the
+			# chunk cache on disk that 9c filled
+			mnt=$R9/m9f-$r
+			if r9_mount "$HTTP_URL/small-a.tar" "$mnt"; then
+				m=$(log_mark "$NGINX_LOG")
+				log "r9.rescat.wsnap (run $r/$REPS)"
+				# shellcheck disable=SC2016
+				run1 r9.rescat.wsnap --no-peak --stdout "$R9/cat.out" -- \
+					bash -c 'cd "$1" && exec xargs -d "\n" -a "$2" cat' bash "$mnt" "$R9/scatter.paths" &&
+					{ c=$(r9_verify_cat); [ -z "$c" ] || agg_na r9.rescat.wsnap "wrong result: $c"; }
+				R9_RESCAT=$(r9_counts "$m")
+			else
+				agg_na r9.rescat.wsnap "mount failed: $(head -c 100 "$R9/mount.err")"
 			fi
 			unmount_fuse "$mnt"
 		fi
@@ -1424,6 +1450,14 @@ sec9_tables() {
 	tbl_row r9.hyd.wsnap "wsnap hydrate URL WS + ls (sidecar)"
 	tbl_row r9.hyd.curl "curl URL piped to tar -x" "ratio_ge:20:wsnap >= 20x sooner"
 	tbl_end
+
+	cnt_begin "9f. remount and cat of the same $n files: the chunk cache on disk (9c filled it)"
+	read -r req bytes <<<"${R9_SCAT:-- -}"
+	cnt_row "wsnap: fresh mount, empty chunk cache (9c)" "$req" "$bytes" r9.scat.wsnap "" ""
+	read -r req bytes <<<"${R9_RESCAT:-- -}"
+	met=NO
+	[ "$req" != - ] && [ "$req" = 0 ] && met=yes
+	cnt_row "wsnap: remount, cat MNT/FILE... again" "$req" "$bytes" r9.rescat.wsnap "no request" "$met"
 }
 
 # --------------------------------------------------------- section 10
