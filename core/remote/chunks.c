@@ -31,6 +31,8 @@
 #define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
 #define POOL_CLASSES  2 /* buffers of 1 and of 2 chunks */
 #define GAPS_MAX      8 /* fetches of one entry between pieces on disk */
+/* how far from the end of a run of reads one may start and continue it */
+#define RUN_NEAR (4u * WSNAP_CHUNK)
 
 enum entry_state { E_FETCHING, E_READY, E_FAILED };
 
@@ -46,6 +48,8 @@ struct entry {
 	unsigned refs;
 	uint64_t used;
 	bool consumed;	  /* a sequential read copied its last byte */
+	bool no_store;	  /* fetched for a sequential run past its first
+			     WSNAP_CHUNK_SEQ_STORE bytes: not put on disk */
 	unsigned partial; /* readers waiting for part of it */
 };
 
@@ -64,6 +68,10 @@ struct wsnap_chunks {
 	unsigned npool[POOL_CLASSES];
 	uint64_t pooled;
 	uint64_t seq_next;
+	/* the run of reads near each other that the last read was part of
+	 * (reads the kernel sends together arrive out of order): the
+	 * bytes [run_start, run_end) */
+	uint64_t run_start, run_end;
 	unsigned window;
 	unsigned ahead_max; /* what fits in the budget beside the chunk read */
 	struct entry *queue[QUEUE_MAX];
@@ -204,6 +212,7 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 	e->state = E_FETCHING;
 	e->refs = 1;
 	e->used = ++c->tick;
+	e->no_store = c->run_end - c->run_start > WSNAP_CHUNK_SEQ_STORE;
 	e->next = c->head;
 	if (c->head)
 		c->head->prev = e;
@@ -319,7 +328,7 @@ static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 	e->state = rc ? E_FAILED : E_READY;
 	e->err = rc;
 	pthread_cond_broadcast(&c->done);
-	if (rc == 0 && c->store && ng) {
+	if (rc == 0 && c->store && ng && !e->no_store) {
 		pthread_mutex_unlock(&c->lock);
 		for (i = 0; i < ng; i++)
 			wsnap_pieces_put(c->store, g[i].off,
@@ -328,6 +337,20 @@ static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 		pthread_mutex_lock(&c->lock);
 	}
 	return rc;
+}
+
+/* Counts a read of [off, off + len) into the run of reads (lock held):
+ * one that starts within RUN_NEAR of where the run ends continues it. */
+static void run_note(struct wsnap_chunks *c, uint64_t off, size_t len)
+{
+	if (c->run_end > c->run_start && off + RUN_NEAR >= c->run_end &&
+	    off <= c->run_end + RUN_NEAR && off >= c->run_start) {
+		if (off + len > c->run_end)
+			c->run_end = off + len;
+		return;
+	}
+	c->run_start = off;
+	c->run_end = off + len;
 }
 
 /* In a forked child: no thread of the parent is here to finish what it
@@ -519,6 +542,7 @@ static ssize_t read_or_fill(struct wsnap_chunks *c, void *buf, size_t len,
 		c->seq_next = off + len;
 	}
 	window = inside ? 0 : c->window;
+	run_note(c, off, len);
 	pthread_mutex_unlock(&c->lock);
 	big = len >= WSNAP_CHUNK / 2 || seq;
 	end = off + len;

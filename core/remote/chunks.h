@@ -38,7 +38,10 @@
  *    wait for such an entry whole: its bytes are not final before). What
  *    the fetch gave and the checker took is handed to the store (which
  *    copies it and writes it from a thread of its own) by the thread that
- *    fetched it, after its waiters have gone on.
+ *    fetched it, after its waiters have gone on; but not an entry made
+ *    once a run of reads had covered more than WSNAP_CHUNK_SEQ_STORE
+ *    bytes (a run: reads each starting within 4 chunks of where the ones
+ *    before it end, in any order; another read starts a new run).
  */
 #ifndef WSNAP_CHUNKS_H
 #define WSNAP_CHUNKS_H
@@ -51,6 +54,12 @@
 #define WSNAP_CHUNK_SMALL (16u << 10)
 #define WSNAP_CHUNK_AHEAD 8
 #define WSNAP_CHUNK_POOL  4
+/* A run of sequential reads puts its first bytes on disk (pieces), up to
+ * this many; what it reads after them is not stored (a long stream read
+ * once would otherwise push out of the bounded cache what was read
+ * before, and writing it cost 1.4 s of CPU per GiB here, about what
+ * fetching and checking it cost: bcache's sequential cutoff) */
+#define WSNAP_CHUNK_SEQ_STORE (32ull << 20)
 
 /*
  * Fills buf with exactly len bytes at off: 0 or a negative errno. On the

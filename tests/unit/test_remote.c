@@ -692,6 +692,74 @@ static void test_chunks_store_again(void **state)
 	(void)state;
 }
 
+/* A chunk cache over a fake object of size bytes (f) that stores on p. */
+static struct wsnap_chunks *stored_cache(struct fake *f, uint64_t size,
+					 struct wsnap_pieces *p)
+{
+	struct wsnap_chunks *c;
+
+	fake_init(f, size);
+	assert_int_equal(
+		wsnap_chunks_new(f->size, 128 << 20, fake_fetch, f, &c), 0);
+	wsnap_chunks_set_store(c, p);
+	return c;
+}
+
+/* A long sequential run stores its first WSNAP_CHUNK_SEQ_STORE bytes on
+ * disk, not the rest: the next cache reading it again fetches only what
+ * lies past them (within the read-ahead of the last stored entry); a
+ * random read after it is stored again. */
+static void test_chunks_store_seq_cutoff(void **state)
+{
+	static unsigned char buf[1 << 20];
+	const uint64_t size = WSNAP_CHUNK_SEQ_STORE + (32u << 20);
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 2 * size);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off, bytes;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		c = stored_cache(&f, size, p);
+		for (off = 0; off < size; off += sizeof(buf)) {
+			assert_int_equal(
+				wsnap_chunks_read(c, buf, sizeof(buf), off),
+				sizeof(buf));
+			check_bytes(buf, sizeof(buf), off);
+		}
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		bytes = atomic_load(&f.bytes);
+		if (i == 0) {
+			assert_int_equal(bytes, size);
+			continue;
+		}
+		/* what was stored comes from disk: the first 32 MiB, and the
+		 * read-ahead made before the run passed them (at most a
+		 * window and a request more); the rest is fetched */
+		assert_true(bytes >=
+			    size - WSNAP_CHUNK_SEQ_STORE -
+				    2 * WSNAP_CHUNK_AHEAD * WSNAP_CHUNK);
+		assert_true(bytes <=
+			    size - WSNAP_CHUNK_SEQ_STORE + WSNAP_CHUNK);
+	}
+	/* a random read past the cutoff: stored, read from disk next time */
+	for (i = 0; i < 2; i++) {
+		c = stored_cache(&f, size, p);
+		assert_int_equal(wsnap_chunks_read(c, buf, 4096, size - 8192),
+				 4096);
+		check_bytes(buf, 4096, size - 8192);
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		if (i == 1)
+			assert_int_equal(atomic_load(&f.fetches), 0);
+	}
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
 /* An entry part of which pieces hold fetches only the ranges between
  * them, which are stored: the next read of it fetches nothing. */
 static void test_chunks_store_gaps(void **state)
@@ -871,6 +939,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_content_range),
 		cmocka_unit_test(test_chunks_store_again),
+		cmocka_unit_test(test_chunks_store_seq_cutoff),
 		cmocka_unit_test(test_chunks_store_gaps),
 		cmocka_unit_test(test_chunks_store_forged),
 		cmocka_unit_test(test_chunks_store_threads),
