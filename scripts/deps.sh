@@ -4,7 +4,7 @@
 # Does nothing when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libfuse3-dev fuse3 libarchive-dev liblzma-dev
-      zlib1g-dev libzstd-dev
+      zlib1g-dev libisal-dev libzstd-dev
       libxxhash-dev libssl-dev libcurl4-openssl-dev
       libcmocka-dev libarchive-tools zstd xz-utils bzip2 lz4 gzip python3
       python3-pip fuse-overlayfs psmisc clang clang-format tar

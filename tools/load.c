@@ -601,6 +601,42 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 	return st;
 }
 
+/* -v: a line of the chunk cache on disk (remote.h say), escaped. */
+static void say_line(const char *line)
+{
+	fputs("wsnap: ", stderr);
+	wsnap_put_escaped(stderr, WSNAP_ESC_BARE, line, strlen(line));
+	fputc('\n', stderr);
+}
+
+/*
+ * The remote settings of lo into *ro, with the chunk cache on disk unless
+ * --no-cache or the cache directory cannot be used (-v says why): the
+ * descriptor of its chunks/ directory is returned (the caller closes it
+ * after the open), or -1.
+ */
+static int remote_settings(const struct wsnap_load_opts *lo,
+			   struct wsnap_remote_opts *ro)
+{
+	char why[WSNAP_CACHE_WHY_MAX];
+	struct wsnap_cache c = {.dirfd = -1};
+	int fd = -1;
+
+	*ro = lo->remote;
+	if (!lo->no_cache) {
+		if (wsnap_cache_open_as(&c, "chunk cache", why, sizeof(why)))
+			fd = wsnap_cache_subdir(&c, "chunks", "chunk cache",
+						why, sizeof(why));
+		if (fd < 0)
+			say(lo, why);
+		wsnap_cache_close(&c);
+	}
+	ro->disk = fd >= 0;
+	ro->chunk_dir = fd;
+	ro->say = lo->verbose ? say_line : NULL;
+	return fd;
+}
+
 /* A remote archive: opened (one HEAD), then its index from the cache,
  * else from the sidecar (--index, or the one beside it), else built. */
 static enum wsnap_status
@@ -611,11 +647,15 @@ load_remote(const char *url, const struct wsnap_policy *policy, bool keep_data,
 	char msg[WSNAP_REMOTE_MSG_MAX], slabel[WSNAP_REMOTE_MSG_MAX];
 	struct origin o = {.fd = -1};
 	struct wsnap_index *idx = NULL;
+	struct wsnap_remote_opts ro;
 	enum wsnap_status st;
-	int rc, sfd;
+	int rc, sfd, cdir;
 
 	*out = NULL;
-	rc = wsnap_remote_open(url, &lo->remote, &o.src, msg);
+	cdir = remote_settings(lo, &ro);
+	rc = wsnap_remote_open(url, &ro, &o.src, msg);
+	if (cdir >= 0)
+		close(cdir);
 	if (rc)
 		return wsnap_error_io(err, 0, NULL, "%s", msg);
 	o.remote = o.src;
@@ -908,7 +948,7 @@ static const struct wsnap_option remote_entries[] = {
 static const struct wsnap_option remote_read_entries[] = {
 	REMOTE_ENTRIES,
 	WSNAP_OPT_CALLBACK(0, "cache-size", "N", 0, remote_cache_size,
-			   "a remote ARCHIVE's chunk cache in memory (256M)"),
+			   "a remote ARCHIVE's chunk cache on disk (1G)"),
 	WSNAP_OPT_END(),
 };
 
@@ -917,7 +957,7 @@ static const struct wsnap_option remote_read_entries[] = {
 			  struct wsnap_remote_opts)
 #define LOAD_ENTRIES                                                           \
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,                             \
-		       "neither read nor write the index cache"),              \
+		       "neither read nor write the index (or chunk) cache"),   \
 	WSNAP_OPT_STRING(0, "index", "FILE", L, index,                         \
 			 "use the sidecar FILE or URL (untrusted)")
 
@@ -944,14 +984,14 @@ const struct wsnap_option wsnap_load_read_options[] = {
 const struct wsnap_option wsnap_cache_options[] = {
 	WSNAP_OPT_GROUP("index options:"),
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
+		       "neither read nor write the index (or chunk) cache"),
 	WSNAP_OPT_END(),
 };
 
 const struct wsnap_option wsnap_cache_read_options[] = {
 	WSNAP_OPT_GROUP("index and remote options:"),
 	WSNAP_OPT_BOOL(0, "no-cache", L, no_cache,
-		       "neither read nor write the index cache"),
+		       "neither read nor write the index (or chunk) cache"),
 	REMOTE_IN_LOAD(remote_read_entries),
 	WSNAP_OPT_END(),
 };

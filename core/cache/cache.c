@@ -25,12 +25,34 @@
 #define PATH_MAX_LEN 4096
 
 /* Why the directory is not used, into why. Returns false. */
-static bool refuse(char *why, size_t whylen, const char *dir,
+static bool refuse(char *why, size_t whylen, const char *what, const char *dir,
 		   const char *reason, int e)
 {
-	snprintf(why, whylen, "index cache '%s' not used: %s%s%s", dir, reason,
+	snprintf(why, whylen, "%s '%s' not used: %s%s%s", what, dir, reason,
 		 e ? ": " : "", e ? strerror(e) : "");
 	return false;
+}
+
+/* Whether the open directory fd may hold the cache (the invariants of
+ * cache.h); why set when not. */
+static bool dir_ok(int fd, const char *what, const char *path, char *why,
+		   size_t whylen)
+{
+	struct stat sb;
+
+	if (fstat(fd, &sb) != 0)
+		return refuse(why, whylen, what, path, "cannot stat", errno);
+	if (sb.st_uid != geteuid()) {
+		char r[64];
+
+		snprintf(r, sizeof(r), "owned by uid %ju, not by uid %ju",
+			 (uintmax_t)sb.st_uid, (uintmax_t)geteuid());
+		return refuse(why, whylen, what, path, r, 0);
+	}
+	if (sb.st_mode & (S_IWGRP | S_IWOTH))
+		return refuse(why, whylen, what, path,
+			      "writable by group or others", 0);
+	return true;
 }
 
 /* Bytes from text: digits, then an optional K, M, G or T (powers of 1024,
@@ -150,11 +172,11 @@ static int open_walk(const char *path)
 	return cur;
 }
 
-bool wsnap_cache_open(struct wsnap_cache *c, char *why, size_t whylen)
+bool wsnap_cache_open_as(struct wsnap_cache *c, const char *what, char *why,
+			 size_t whylen)
 {
 	char path[PATH_MAX_LEN];
 	const char *max = getenv("WSNAP_CACHE_MAX");
-	struct stat sb;
 	int fd;
 
 	c->dirfd = -1;
@@ -164,37 +186,64 @@ bool wsnap_cache_open(struct wsnap_cache *c, char *why, size_t whylen)
 		c->max_bytes = WSNAP_CACHE_DEFAULT_MAX;
 	if (!cache_path(path, sizeof(path))) {
 		snprintf(why, whylen,
-			 "index cache not used: neither "
+			 "%s not used: neither "
 			 "WSNAP_CACHE_DIR, XDG_CACHE_HOME nor "
-			 "HOME is set");
+			 "HOME is set",
+			 what);
 		return false;
 	}
 	fd = open_walk(path);
 	if (fd < 0)
-		return refuse(why, whylen, path,
+		return refuse(why, whylen, what, path,
 			      errno == ELOOP || errno == ENOTDIR
 				      ? "not a directory (or a symlink)"
 				      : "cannot open",
 			      errno == ELOOP || errno == ENOTDIR ? 0 : errno);
-	if (fstat(fd, &sb) != 0) {
+	if (!dir_ok(fd, what, path, why, whylen)) {
 		close(fd);
-		return refuse(why, whylen, path, "cannot stat", errno);
-	}
-	if (sb.st_uid != geteuid()) {
-		char r[64];
-
-		snprintf(r, sizeof(r), "owned by uid %ju, not by uid %ju",
-			 (uintmax_t)sb.st_uid, (uintmax_t)geteuid());
-		close(fd);
-		return refuse(why, whylen, path, r, 0);
-	}
-	if (sb.st_mode & (S_IWGRP | S_IWOTH)) {
-		close(fd);
-		return refuse(why, whylen, path, "writable by group or others",
-			      0);
+		return false;
 	}
 	c->dirfd = fd;
 	return true;
+}
+
+bool wsnap_cache_open(struct wsnap_cache *c, char *why, size_t whylen)
+{
+	return wsnap_cache_open_as(c, "index cache", why, whylen);
+}
+
+int wsnap_cache_subdir(const struct wsnap_cache *c, const char *name,
+		       const char *what, char *why, size_t whylen)
+{
+	const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	int fd;
+
+	why[0] = '\0';
+	if (c->dirfd < 0) {
+		snprintf(why, whylen, "%s not used: no cache directory", what);
+		return -1;
+	}
+	fd = openat(c->dirfd, name, flags);
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdirat(c->dirfd, name, 0700) != 0 && errno != EEXIST) {
+			refuse(why, whylen, what, name, "cannot make", errno);
+			return -1;
+		}
+		fd = openat(c->dirfd, name, flags);
+	}
+	if (fd < 0) {
+		refuse(why, whylen, what, name,
+		       errno == ELOOP || errno == ENOTDIR
+			       ? "not a directory (or a symlink)"
+			       : "cannot open",
+		       errno == ELOOP || errno == ENOTDIR ? 0 : errno);
+		return -1;
+	}
+	if (!dir_ok(fd, what, name, why, whylen)) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 void wsnap_cache_close(struct wsnap_cache *c)

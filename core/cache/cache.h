@@ -52,6 +52,25 @@ struct wsnap_cache {
  */
 bool wsnap_cache_open(struct wsnap_cache *c, char *why, size_t whylen);
 
+/*
+ * The same directory for another user of it than the index cache: why
+ * then names what (e.g. "chunk cache") where wsnap_cache_open says "index
+ * cache". wsnap_cache_open is wsnap_cache_open_as(c, "index cache", ...).
+ */
+bool wsnap_cache_open_as(struct wsnap_cache *c, const char *what, char *why,
+			 size_t whylen);
+
+/*
+ * Opens the subdirectory name of the cache directory (one component),
+ * making it 0700 when missing, never through a symlink, and used only under
+ * the rules of the directory itself (a directory owned by the effective
+ * user, not writable by group or others). Returns the descriptor (O_RDONLY,
+ * O_DIRECTORY, close-on-exec), or -1 with why (a sentence naming what and
+ * the subdirectory) saying why it is not used.
+ */
+int wsnap_cache_subdir(const struct wsnap_cache *c, const char *name,
+		       const char *what, char *why, size_t whylen);
+
 /* Closes the directory. */
 void wsnap_cache_close(struct wsnap_cache *c);
 

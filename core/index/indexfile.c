@@ -729,6 +729,8 @@ enum wsnap_status wsnap_indexfile_load(struct wsnap_index **out, int fd,
 			goto bad;
 	if (!check_tables(idx, nch) || !set_case_deps(idx, &v, f[M_NCASE_DEPS]))
 		goto bad;
+	/* windows borrowed from map, PROT_READ and file-backed, which the
+	 * table may drop pages of (seek.h) */
 	if (wsnap_ixf_seek_map(&v, (uint64_t)id->size, idx->stats.stream_bytes,
 			       &idx->seek, &why) != 0)
 		goto bad;

@@ -360,5 +360,7 @@ int wsnap_ixf_seek_map(const struct ixf_view *v, uint64_t archive_size,
 		       const char **why)
 {
 	return seek_load(v, archive_size, stream_size,
-			 WSNAP_SEEK_BORROW_WINDOWS, out, why);
+			 WSNAP_SEEK_BORROW_WINDOWS |
+				 WSNAP_SEEK_WINDOWS_IN_FILE_MAP,
+			 out, why);
 }

@@ -185,8 +185,10 @@ int wsnap_ixf_seek_load(const struct ixf_view *v, uint64_t archive_size,
 			uint64_t stream_size, struct wsnap_seek_table **out,
 			const char **why);
 /* The same, the table's windows left in v's bytes, not copied
- * (WSNAP_SEEK_BORROW_WINDOWS): for a mapped file that outlives the table
- * (a cache entry, whose index frees its stream before its mapping). */
+ * (WSNAP_SEEK_BORROW_WINDOWS): for a file mapped read only that outlives
+ * the table (a cache entry, whose index frees its stream before its
+ * mapping), whose pages the table drops once used
+ * (WSNAP_SEEK_WINDOWS_IN_FILE_MAP): v's bytes must be such a mapping. */
 int wsnap_ixf_seek_map(const struct ixf_view *v, uint64_t archive_size,
 		       uint64_t stream_size, struct wsnap_seek_table **out,
 		       const char **why);

@@ -16,6 +16,7 @@
  * when it holds (k + 1) chunks and the entry needs more than k + 1/2.
  */
 #include "chunks.h"
+#include "pieces.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -29,6 +30,9 @@
 #define AHEAD_PIECE   2 /* chunks per read-ahead request */
 #define QUEUE_MAX     (2 * WSNAP_CHUNK_AHEAD)
 #define POOL_CLASSES  2 /* buffers of 1 and of 2 chunks */
+#define GAPS_MAX      8 /* fetches of one entry between pieces on disk */
+/* how far from the end of a run of reads one may start and continue it */
+#define RUN_NEAR (4u * WSNAP_CHUNK)
 
 enum entry_state { E_FETCHING, E_READY, E_FAILED };
 
@@ -44,6 +48,8 @@ struct entry {
 	unsigned refs;
 	uint64_t used;
 	bool consumed;	  /* a sequential read copied its last byte */
+	bool no_store;	  /* fetched for a sequential run past its first
+			     WSNAP_CHUNK_SEQ_STORE bytes: not put on disk */
 	unsigned partial; /* readers waiting for part of it */
 };
 
@@ -57,10 +63,15 @@ struct wsnap_chunks {
 	void *ctx;
 	wsnap_chunk_check_fn check;
 	void *check_ctx;
+	struct wsnap_pieces *store;
 	char *pool[POOL_CLASSES][WSNAP_CHUNK_POOL];
 	unsigned npool[POOL_CLASSES];
 	uint64_t pooled;
 	uint64_t seq_next;
+	/* the run of reads near each other that the last read was part of
+	 * (reads the kernel sends together arrive out of order): the
+	 * bytes [run_start, run_end) */
+	uint64_t run_start, run_end;
 	unsigned window;
 	unsigned ahead_max; /* what fits in the budget beside the chunk read */
 	struct entry *queue[QUEUE_MAX];
@@ -201,6 +212,7 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 	e->state = E_FETCHING;
 	e->refs = 1;
 	e->used = ++c->tick;
+	e->no_store = c->run_end - c->run_start > WSNAP_CHUNK_SEQ_STORE;
 	e->next = c->head;
 	if (c->head)
 		c->head->prev = e;
@@ -212,6 +224,7 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 struct filling {
 	struct wsnap_chunks *c;
 	struct entry *e;
+	size_t base; /* where in e the fetch going on writes */
 };
 
 /* The fetch's progress: the bytes up to n are there for readers. */
@@ -219,6 +232,7 @@ static void filled_cb(void *p, size_t n)
 {
 	struct filling *f = p;
 
+	n += f->base;
 	pthread_mutex_lock(&f->c->lock);
 	if (n > f->e->filled && n <= f->e->len) {
 		f->e->filled = n;
@@ -229,23 +243,114 @@ static void filled_cb(void *p, size_t n)
 	pthread_mutex_unlock(&f->c->lock);
 }
 
-/* Called with the lock held: fetches e (held once) and settles it. */
+struct gap {
+	uint64_t off, len;
+};
+
+/*
+ * Fills e from the pieces on disk where they hold its bytes and from the
+ * fetch elsewhere, without the lock: the ranges fetched go to g (*ng of
+ * them; past GAPS_MAX - 1 the last runs to the end), *stored says whether
+ * pieces gave any. Progress is told to readers (filled) only when no
+ * checker may refuse the bytes (a refusal fetches them again in place).
+ */
+static int fill_entry(struct wsnap_chunks *c, struct entry *e,
+		      struct filling *f, bool tell, struct gap *g, unsigned *ng,
+		      bool *stored)
+{
+	uint64_t p = e->start, end = e->start + e->len, next, t;
+	size_t n;
+	int rc;
+
+	*ng = 0;
+	*stored = false;
+	while (p < end) {
+		n = c->store ? wsnap_pieces_get(c->store,
+						e->data + (p - e->start), p,
+						(size_t)(end - p), &next)
+			     : 0;
+		if (n) {
+			p += n;
+			*stored = true;
+			if (tell)
+				filled_cb(f, (size_t)(p - e->start));
+			continue;
+		}
+		t = !c->store			       ? end
+		    : next < end && *ng < GAPS_MAX - 1 ? next
+						       : end;
+		f->base = (size_t)(p - e->start);
+		rc = c->fn(c->ctx, e->data + f->base, p, (size_t)(t - p),
+			   tell ? filled_cb : NULL, f);
+		f->base = 0;
+		if (rc)
+			return rc;
+		g[*ng].off = p;
+		g[(*ng)++].len = t - p;
+		p = t;
+	}
+	return 0;
+}
+
+/* Called with the lock held: fetches e (held once) and settles it; then,
+ * past the readers waiting for it, stores what the network gave (checked)
+ * on disk. */
 static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 {
-	struct filling f = {c, e};
+	struct filling f = {c, e, 0};
 	wsnap_chunk_check_fn check = c->check;
 	void *cctx = c->check_ctx;
+	struct gap g[GAPS_MAX];
+	unsigned ng = 0, i;
+	bool stored = false, checked_bad = false;
 	int rc;
 
 	pthread_mutex_unlock(&c->lock);
-	rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, filled_cb, &f);
+	rc = fill_entry(c, e, &f, !check || !c->store, g, &ng, &stored);
+	/* a refusal of the checker, not a fetch that failed */
 	if (rc == 0 && check)
-		rc = check(cctx, e->start, e->data, (size_t)e->len);
+		checked_bad = (rc = check(cctx, e->start, e->data,
+					  (size_t)e->len)) != 0;
+	if (checked_bad && stored) {
+		/* a piece whose own checksum holds but whose bytes the
+		 * checker refuses (made to look right): never again, and
+		 * the bytes from the network instead (nothing was told) */
+		wsnap_pieces_drop(c->store, e->start, e->len);
+		rc = c->fn(c->ctx, e->data, e->start, (size_t)e->len, NULL,
+			   NULL);
+		if (rc == 0)
+			rc = check(cctx, e->start, e->data, (size_t)e->len);
+		g[0].off = e->start;
+		g[0].len = e->len;
+		ng = 1;
+	}
 	pthread_mutex_lock(&c->lock);
 	e->state = rc ? E_FAILED : E_READY;
 	e->err = rc;
 	pthread_cond_broadcast(&c->done);
+	if (rc == 0 && c->store && ng && !e->no_store) {
+		pthread_mutex_unlock(&c->lock);
+		for (i = 0; i < ng; i++)
+			wsnap_pieces_put(c->store, g[i].off,
+					 e->data + (g[i].off - e->start),
+					 (size_t)g[i].len);
+		pthread_mutex_lock(&c->lock);
+	}
 	return rc;
+}
+
+/* Counts a read of [off, off + len) into the run of reads (lock held):
+ * one that starts within RUN_NEAR of where the run ends continues it. */
+static void run_note(struct wsnap_chunks *c, uint64_t off, size_t len)
+{
+	if (c->run_end > c->run_start && off + RUN_NEAR >= c->run_end &&
+	    off <= c->run_end + RUN_NEAR && off >= c->run_start) {
+		if (off + len > c->run_end)
+			c->run_end = off + len;
+		return;
+	}
+	c->run_start = off;
+	c->run_end = off + len;
 }
 
 /* In a forked child: no thread of the parent is here to finish what it
@@ -264,6 +369,11 @@ static void after_fork(struct wsnap_chunks *c)
 	c->qhead = 0;
 	c->nthreads = 0;
 	c->pid = getpid();
+	/* the parent's read-ahead threads may have been waiting on these
+	 * at the fork: a glibc condition with waiters that are not there
+	 * can block a signal for good */
+	pthread_cond_init(&c->work, NULL);
+	pthread_cond_init(&c->done, NULL);
 }
 
 /* An entry holding off, held by the caller, READY or with the bytes up to
@@ -432,6 +542,7 @@ static ssize_t read_or_fill(struct wsnap_chunks *c, void *buf, size_t len,
 		c->seq_next = off + len;
 	}
 	window = inside ? 0 : c->window;
+	run_note(c, off, len);
 	pthread_mutex_unlock(&c->lock);
 	big = len >= WSNAP_CHUNK / 2 || seq;
 	end = off + len;
@@ -477,6 +588,13 @@ void wsnap_chunks_set_check(struct wsnap_chunks *c, wsnap_chunk_check_fn fn,
 	pthread_mutex_lock(&c->lock);
 	c->check = fn;
 	c->check_ctx = ctx;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void wsnap_chunks_set_store(struct wsnap_chunks *c, struct wsnap_pieces *p)
+{
+	pthread_mutex_lock(&c->lock);
+	c->store = p;
 	pthread_mutex_unlock(&c->lock);
 }
 

@@ -28,7 +28,20 @@
  *    in the thread that fetched it (a read-ahead thread, ahead of the
  *    reader), before any reader waiting for all of it goes on: one that
  *    refuses it fails the entry, which is then fetched again when next
- *    read.
+ *    read;
+ *  - with a store of pieces on disk (wsnap_chunks_set_store, pieces.h), an
+ *    entry takes what good pieces hold of it from there and fetches only
+ *    the rest (the ranges between pieces, at most 8 fetches); the checker
+ *    sees it whole as before, wherever its bytes came from, and when it
+ *    refuses one that pieces gave, those pieces are removed and the entry
+ *    is fetched again whole from the network (with a checker, readers
+ *    wait for such an entry whole: its bytes are not final before). What
+ *    the fetch gave and the checker took is handed to the store (which
+ *    copies it and writes it from a thread of its own) by the thread that
+ *    fetched it, after its waiters have gone on; but not an entry made
+ *    once a run of reads had covered more than WSNAP_CHUNK_SEQ_STORE
+ *    bytes (a run: reads each starting within 4 chunks of where the ones
+ *    before it end, in any order; another read starts a new run).
  */
 #ifndef WSNAP_CHUNKS_H
 #define WSNAP_CHUNKS_H
@@ -41,12 +54,18 @@
 #define WSNAP_CHUNK_SMALL (16u << 10)
 #define WSNAP_CHUNK_AHEAD 8
 #define WSNAP_CHUNK_POOL  4
+/* A run of sequential reads puts its first bytes on disk (pieces), up to
+ * this many; what it reads after them is not stored (a long stream read
+ * once would otherwise push out of the bounded cache what was read
+ * before, and writing it cost 1.4 s of CPU per GiB here, about what
+ * fetching and checking it cost: bcache's sequential cutoff) */
+#define WSNAP_CHUNK_SEQ_STORE (32ull << 20)
 
 /*
  * Fills buf with exactly len bytes at off: 0 or a negative errno. On the
- * way it may call filled(fctx, n) with the number of leading bytes of buf
- * that are final (never written again), never decreasing: readers of those
- * bytes need not wait for the rest.
+ * way it may call filled(fctx, n), unless filled is NULL, with the number
+ * of leading bytes of buf that are final (never written again), never
+ * decreasing: readers of those bytes need not wait for the rest.
  */
 typedef int (*wsnap_chunk_fetch_fn)(void *ctx, void *buf, uint64_t off,
 				    size_t len,
@@ -83,6 +102,13 @@ void wsnap_chunks_set_check(struct wsnap_chunks *c, wsnap_chunk_check_fn fn,
  * negative errno. The same read-ahead and sequential-read bookkeeping.
  */
 int wsnap_chunks_fill(struct wsnap_chunks *c, size_t len, uint64_t off);
+
+struct wsnap_pieces;
+
+/* Sets the store of pieces on disk that entries fetched from now on are
+ * read from and written to (NULL: none; borrowed, it must outlive c). Call
+ * it before the first read. */
+void wsnap_chunks_set_store(struct wsnap_chunks *c, struct wsnap_pieces *p);
 
 /* Stops the read-ahead threads and frees everything; NULL does nothing. */
 void wsnap_chunks_free(struct wsnap_chunks *c);

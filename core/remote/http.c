@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "chunks.h"
+#include "pieces.h"
 #include "curl_dl.h"
 #include "fsutil.h"
 
@@ -421,6 +422,7 @@ struct remote {
 	unsigned npool;
 	pid_t pool_pid;
 	struct wsnap_chunks *chunks;
+	struct wsnap_pieces *pieces; /* on disk, or NULL */
 	atomic_uint_fast64_t requests, bytes;
 };
 
@@ -906,6 +908,7 @@ static void remote_destroy(struct wsnap_source *src)
 	unsigned i;
 
 	wsnap_chunks_free(r->chunks);
+	wsnap_pieces_free(r->pieces);
 	if (r->pool_pid == getpid())
 		for (i = 0; i < r->npool; i++)
 			curl_easy_cleanup(r->pool[i]);
@@ -934,6 +937,8 @@ static int status_errno(long status)
 	       : status == 401 || status == 403 ? -EACCES
 						: -EIO;
 }
+
+static int open_pieces(struct remote *r, const struct wsnap_remote_opts *o);
 
 int wsnap_remote_open(const char *url, const struct wsnap_remote_opts *o,
 		      struct wsnap_source **out, char msg[WSNAP_REMOTE_MSG_MAX])
@@ -993,9 +998,14 @@ int wsnap_remote_open(const char *url, const struct wsnap_remote_opts *o,
 		return -ENOMEM;
 	}
 	rc = wsnap_chunks_new(r->base.size,
-			      o && o->cache_bytes ? o->cache_bytes
-						  : WSNAP_REMOTE_CACHE_DEFAULT,
+			      o && o->cache_bytes &&
+					      o->cache_bytes <
+						      WSNAP_REMOTE_CACHE_DEFAULT
+				      ? o->cache_bytes
+				      : WSNAP_REMOTE_CACHE_DEFAULT,
 			      fetch_range, r, &r->chunks);
+	if (rc == 0)
+		rc = open_pieces(r, o);
 	if (rc) {
 		remote_destroy(&r->base);
 		return rc;
@@ -1013,24 +1023,38 @@ void wsnap_remote_stats(const struct wsnap_source *src, uint64_t *requests,
 	*bytes = atomic_load(&r->bytes);
 }
 
+/* SHA-256 of the object's identity as pinned into md (zeros when it
+ * cannot be computed), with its size when with_size. */
+static void identity_digest(const struct remote *r, bool with_size,
+			    unsigned char md[EVP_MAX_MD_SIZE])
+{
+	unsigned mdlen = 0;
+	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	const char *parts[4] = {r->t.label, r->etag, r->lm, r->version};
+	unsigned char sz[8];
+	unsigned i;
+
+	memset(md, 0, EVP_MAX_MD_SIZE);
+	for (i = 0; i < 8; i++)
+		sz[i] = (unsigned char)(r->base.size >> (8 * i));
+	if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1) {
+		for (i = 0; i < 4; i++)
+			EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
+		if (with_size)
+			EVP_DigestUpdate(ctx, sz, sizeof(sz));
+		EVP_DigestFinal_ex(ctx, md, &mdlen);
+	}
+	EVP_MD_CTX_free(ctx);
+}
+
 void wsnap_remote_cache_key(const struct wsnap_source *src,
 			    struct wsnap_fileid *id)
 {
 	const struct remote *r = (const struct remote *)src;
 	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned mdlen = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	const char *parts[4] = {r->t.label, r->etag, r->lm, r->version};
-	unsigned i;
 
 	memset(id, 0, sizeof(*id));
-	memset(md, 0, sizeof(md));
-	if (ctx && EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) == 1) {
-		for (i = 0; i < 4; i++)
-			EVP_DigestUpdate(ctx, parts[i], strlen(parts[i]) + 1);
-		EVP_DigestFinal_ex(ctx, md, &mdlen);
-	}
-	EVP_MD_CTX_free(ctx);
+	identity_digest(r, false, md);
 	memcpy(&id->dev, md, sizeof(id->dev));
 	memcpy(&id->ino, md + 8, sizeof(id->ino));
 	memcpy(&id->mtime.tv_sec, md + 16, sizeof(id->mtime.tv_sec));
@@ -1039,6 +1063,39 @@ void wsnap_remote_cache_key(const struct wsnap_source *src,
 	id->ctime.tv_sec = 1;
 	id->ctime.tv_nsec = 1000000000L;
 	id->mtime.tv_nsec = 1000000000L;
+}
+
+/* The chunk cache on disk of r, when o asks for it and r is pinned (a
+ * version it cannot tell from another is never kept). */
+static int open_pieces(struct remote *r, const struct wsnap_remote_opts *o)
+{
+	unsigned char md[EVP_MAX_MD_SIZE], zero[WSNAP_PIECE_KEY] = {0};
+	char line[WSNAP_REMOTE_MSG_MAX];
+	int rc;
+
+	if (!o || !o->disk || o->chunk_dir < 0)
+		return 0;
+	if (!r->pin_hdr) {
+		if (o->say) {
+			snprintf(line, sizeof(line),
+				 "chunk cache: not used for %s: the server "
+				 "gives neither a strong ETag nor "
+				 "Last-Modified",
+				 r->t.label);
+			o->say(line);
+		}
+		return 0;
+	}
+	identity_digest(r, true, md);
+	if (memcmp(md, zero, sizeof(zero)) == 0)
+		return 0;
+	rc = wsnap_pieces_new(o->chunk_dir, md, r->base.size,
+			      o->cache_bytes ? o->cache_bytes
+					     : WSNAP_REMOTE_DISK_DEFAULT,
+			      o->say, &r->pieces);
+	if (rc == 0)
+		wsnap_chunks_set_store(r->chunks, r->pieces);
+	return rc == -ENOMEM ? rc : 0;
 }
 
 int wsnap_remote_copy(struct wsnap_source *src, int fd,

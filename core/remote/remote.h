@@ -22,7 +22,11 @@
  *    bodies;
  *  - reads go through a chunk cache (chunks.h): one request per chunk
  *    however many threads want it, and a read-ahead window on sequential
- *    reads.
+ *    reads; in memory at most min(cache_bytes, WSNAP_REMOTE_CACHE_DEFAULT),
+ *    and with o->disk on disk too (pieces.h), keyed by the object's
+ *    identity as pinned (label, ETag, Last-Modified, version id, size),
+ *    only for an object that is pinned at all (a strong ETag or a
+ *    Last-Modified).
  * A source is thread-safe (a small pool of curl handles). A process forked
  * while no read is in progress may use it: the child neither reuses the
  * parent's connections nor waits for its read-ahead.
@@ -40,7 +44,10 @@
 
 #define WSNAP_REMOTE_TRIES	     4
 #define WSNAP_REMOTE_TIMEOUT_DEFAULT 30 /* seconds */
-#define WSNAP_REMOTE_CACHE_DEFAULT   (256ull << 20)
+/* The chunk cache in memory: at most this, and at most cache_bytes. */
+#define WSNAP_REMOTE_CACHE_DEFAULT (256ull << 20)
+/* The chunk cache on disk (pieces.h) when cache_bytes does not say. */
+#define WSNAP_REMOTE_DISK_DEFAULT (1ull << 30)
 /* A sidecar fetched from the server is at most this long. */
 #define WSNAP_REMOTE_SIDECAR_MAX (1ull << 30)
 /* The longest message of a failed open or fetch, NUL included. */
@@ -50,6 +57,13 @@ struct wsnap_remote_opts {
 	const char *cacert;   /* CA file; NULL: the environment's */
 	unsigned timeout_s;   /* 0: WSNAP_REMOTE_TIMEOUT_DEFAULT */
 	uint64_t cache_bytes; /* chunk cache; 0: the default */
+	/* the chunk cache on disk: when disk is set, in chunk_dir (the
+	 * cache directory's chunks/, cache.h; the source keeps a copy of
+	 * the descriptor), bounded to cache_bytes (0: the default) */
+	bool disk;
+	int chunk_dir;
+	/* told why the disk cache could not do its part (-v), or NULL */
+	void (*say)(const char *line);
 };
 
 /* Whether s names a remote object (http://, https://, s3://). */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gzip decoding of our own (gzip.h): member headers and trailers here,
- * deflate by zlib's raw inflate (windowBits -15), so that the same code
- * checks every member of the validation pass and of a span read again.
+ * deflate by zlib's raw inflate (windowBits -15), the CRC-32 by ISA-L's
+ * crc32_gzip_refl, so that the same code checks every member of the
+ * validation pass and of a span read again.
  *
  * Invariants:
  *  - a header is parsed byte by byte by hdr_byte, bounded by
@@ -25,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <isa-l/crc.h>
 #include <zlib.h>
 
 #include "stream.h"
@@ -38,6 +40,13 @@
 
 /* Compressed bytes per source read of a span. */
 #define GZ_SPAN_CHUNK (128u << 10)
+
+/* The CRC-32 of gzip (reflected IEEE) of p[0..n) after crc: ISA-L's,
+ * several times faster than zlib's crc32 and the same value. */
+static uint32_t gz_crc(uint32_t crc, const unsigned char *p, size_t n)
+{
+	return crc32_gzip_refl(crc, p, n);
+}
 
 /* ---- member headers ----------------------------------------------------- */
 
@@ -97,7 +106,7 @@ static int hdr_byte(struct gz_hdr *h, unsigned char c, const char **why)
 	if (h->step != H_HCRC) {
 		unsigned char b = c;
 
-		h->crc = (uint32_t)crc32(h->crc, &b, 1);
+		h->crc = gz_crc(h->crc, &b, 1);
 	}
 	switch (h->step) {
 	case H_FIXED:
@@ -318,7 +327,7 @@ static enum wsnap_gzip_status gz_data(struct wsnap_gzip *g,
 	g->in_pos += taken;
 	g->out_pos += *got;
 	if (*got)
-		g->crc = (uint32_t)crc32(g->crc, out, (uInt)*got);
+		g->crc = gz_crc(g->crc, out, *got);
 	switch (ret) {
 	case Z_STREAM_END:
 		g->state = S_TRAILER;
@@ -627,8 +636,7 @@ static int gz_span_inflate(z_stream *z, struct gz_in *in, unsigned char *out,
 			return -EIO; /* longer than the table says */
 		if (got) {
 			if (crc)
-				*crc = (uint32_t)crc32(*crc, out + *done,
-						       (uInt)got);
+				*crc = gz_crc(*crc, out + *done, got);
 			*done += got;
 			*mlen += got;
 		}

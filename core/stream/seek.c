@@ -8,8 +8,11 @@
 #include "seek.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "ixf.h"
@@ -167,17 +170,39 @@ int wsnap_seek_table_finish(struct wsnap_seek_table *t, uint64_t in_size,
 	return 0;
 }
 
+/*
+ * Drops the pages of a table's borrowed windows from the process once one
+ * is decoded, when they belong to a read-only file mapping (seek.h, flag
+ * WSNAP_SEEK_WINDOWS_IN_FILE_MAP), so that nothing is lost, and a later
+ * use faults them in again from the page cache. All of them, not the
+ * window's own: a fault maps the pages around the one that faulted too
+ * (fault-around, large folios). Another thread decoding a window then
+ * faults its pages in again: harmless.
+ */
+static void windows_drop(const struct wsnap_seek_table *t)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t a, b;
+
+	if (page <= 0 || !t->windows_droppable || !t->windows_len)
+		return;
+	a = (uintptr_t)t->windows & ~(uintptr_t)(page - 1);
+	b = (uintptr_t)(t->windows + t->windows_len);
+	(void)madvise((void *)a, b - a, MADV_DONTNEED);
+}
+
 int wsnap_seek_table_window(const struct wsnap_seek_table *t, size_t i,
 			    unsigned char *buf)
 {
 	const struct wsnap_seek_point *p = &t->points[i];
 	uLongf len = WSNAP_SEEK_WINDOW_MAX;
+	int rc;
 
 	if (!p->win_raw)
 		return 0;
-	if (uncompress(buf, &len, t->windows + p->win_off, p->win_len) !=
-		    Z_OK ||
-	    len != p->win_raw)
+	rc = uncompress(buf, &len, t->windows + p->win_off, p->win_len);
+	windows_drop(t);
+	if (rc != Z_OK || len != p->win_raw)
 		return -EIO;
 	return (int)len;
 }
@@ -277,6 +302,7 @@ int wsnap_seek_table_decode(const unsigned char *pts, size_t pts_len,
 		/* read only: the table is never added to */
 		t->windows = (unsigned char *)win;
 		t->windows_borrowed = true;
+		t->windows_droppable = flags & WSNAP_SEEK_WINDOWS_IN_FILE_MAP;
 	} else {
 		t->windows = malloc(wbytes ? (size_t)wbytes : 1);
 	}

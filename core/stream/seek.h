@@ -109,6 +109,11 @@ struct wsnap_seek_table {
 	/* windows are someone else's (an index file's mapping, which outlives
 	 * the table): never written nor freed through the table */
 	bool windows_borrowed;
+	/* and in a read-only file mapping (WSNAP_SEEK_WINDOWS_IN_FILE_MAP):
+	 * their pages are dropped from the process once a window is decoded,
+	 * so that the windows a daemon has used do not stay in its resident
+	 * memory */
+	bool windows_droppable;
 };
 
 /* ---- building a table (the validation pass) ---------------------------- */
@@ -181,6 +186,12 @@ enum wsnap_seek_decode_flags {
 	 * those bytes unchanged until the table is freed (a mapped index
 	 * file, whose pages are then read only for the spans decoded) */
 	WSNAP_SEEK_BORROW_WINDOWS = 1 << 0,
+	/* with BORROW: win lies in a read-only file mapping (PROT_READ,
+	 * file-backed), whose pages the table drops from the process after
+	 * decoding a window (madvise MADV_DONTNEED: they fault in again from
+	 * the page cache). Never for memory of any other kind, whose bytes
+	 * that would zero */
+	WSNAP_SEEK_WINDOWS_IN_FILE_MAP = 1 << 1,
 };
 
 /*

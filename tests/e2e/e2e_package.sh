@@ -70,6 +70,8 @@ lintian --fail-on error "$changes" >"$work/lintian.log" 2>&1 ||
 grep -E '^[EW]:' "$work/lintian.log" || true
 
 dpkg-deb -f "$deb" Depends | grep -qw fuse3 || fail "does not depend on fuse3"
+# linked: found by dpkg-shlibdeps
+dpkg-deb -f "$deb" Depends | grep -qw libisal2 || fail "does not depend on libisal2"
 # the libraries wsnap loads with dlopen (core/base/dynlib.h)
 for dep in libcurl4 libgit2-1.5; do
 	dpkg-deb -f "$deb" Depends | grep -qw -- "$dep" ||

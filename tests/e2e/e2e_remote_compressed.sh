@@ -127,12 +127,24 @@ no_spill_w "$fg" "nosc.tar.gz: mounted"
 middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, first mount"
 no_spill_w "$fg" "nosc.tar.gz: after the reads"
 umount_fg
+# the chunk cache on disk emptied: the remount's reads show what its seek
+# points fetch (what a remount finds there: e2e_remote_diskcache.sh, and
+# below)
+rm -rf --one-file-system "$WSNAP_CACHE_DIR/chunks"
 m=$(log_mark "$NGINX_LOG")
 mount_fg_w "$HTTP_URL/nosc.tar.gz"
 [ "$(log_count "$NGINX_LOG" "$m")" = 1 ] ||
 	fail "nosc.tar.gz: remount: $(log_since "$NGINX_LOG" "$m")"
 middle_read "$NGINX_LOG" nosc.tar.gz "nosc.tar.gz, remount"
 no_spill_w "$fg" "nosc.tar.gz: remount"
+umount_fg
+# once more: the compressed spans come from the chunk cache on disk
+m=$(log_mark "$NGINX_LOG")
+mount_fg_w "$HTTP_URL/nosc.tar.gz"
+cmp "$tree/data/f16.bin" "$mnt/data/f16.bin" ||
+	fail "nosc.tar.gz, from the chunk cache: data/f16.bin differs from the tree"
+[ "$(log_count "$NGINX_LOG" "$m" '$1 == "GET"')" = 0 ] ||
+	fail "nosc.tar.gz: a remount fetched again what the last one read: $(log_since "$NGINX_LOG" "$m" | head -5)"
 umount_fg
 # the whole tree reads right too (every span, in order)
 newmnt mnt-gz-all

@@ -4,10 +4,14 @@
  * header parsing (Content-Range, numbers, header lines), AWS credentials
  * files, URL labels and argv redaction, chunk planning, and the chunk
  * cache over a fake fetch function (single-flight, read-ahead, errors,
- * its bound). The requests themselves are tested end to end against real
+ * its bound), and over pieces on disk (pieces.h): what one cache fetched
+ * the next one reads from disk, only the ranges between pieces are
+ * fetched, a piece the checker refuses is replaced by the network's
+ * bytes. The requests themselves are tested end to end against real
  * servers (tests/e2e/e2e_remote.sh).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,12 +19,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 
 #include "chunks.h"
+#include "pieces.h"
 #include "remote.h"
 
 static int cr(const char *v, uint64_t *f, uint64_t *l, uint64_t *t)
@@ -230,7 +236,8 @@ static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len,
 	 * written */
 	for (i = 0; i < len / 2; i++)
 		((unsigned char *)buf)[i] = byte_at(off + i);
-	filled(fctx, len / 2);
+	if (filled)
+		filled(fctx, len / 2);
 	pthread_mutex_lock(&f->lock);
 	f->at_half++;
 	pthread_cond_broadcast(&f->cond);
@@ -239,7 +246,8 @@ static int fake_fetch(void *ctx, void *buf, uint64_t off, size_t len,
 	pthread_mutex_unlock(&f->lock);
 	for (; i < len; i++)
 		((unsigned char *)buf)[i] = byte_at(off + i);
-	filled(fctx, len);
+	if (filled)
+		filled(fctx, len);
 	return 0;
 }
 
@@ -614,10 +622,328 @@ static void test_chunks_fill(void **state)
 	(void)state;
 }
 
+/* A directory of pieces of the test's own. */
+struct piece_dir {
+	char path[64];
+	int fd;
+};
+
+static struct wsnap_pieces *pieces_in(struct piece_dir *d, uint64_t size)
+{
+	static const unsigned char key[WSNAP_PIECE_KEY] = {7};
+	struct wsnap_pieces *p;
+
+	if (!d->path[0]) {
+		snprintf(d->path, sizeof(d->path), "/tmp/wsnap-chunks-XXXXXX");
+		assert_non_null(mkdtemp(d->path));
+		d->fd = open(d->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		assert_true(d->fd >= 0);
+	}
+	assert_int_equal(
+		wsnap_pieces_new(d->fd, key, size, 1ull << 30, NULL, &p), 0);
+	return p;
+}
+
+static void piece_dir_remove(struct piece_dir *d)
+{
+	char cmd[128];
+
+	close(d->fd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", d->path);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* Scattered reads, small and large, through a cache over pieces in d:
+ * every byte right; the fetches the fake made. */
+static unsigned reads_over(struct piece_dir *d, uint64_t size)
+{
+	static unsigned char buf[1 << 20];
+	static const uint64_t at[] = {5, 3 << 20, (7 << 20) + 100, 100 << 10};
+	static const size_t len[] = {3000, 1 << 20, 20000, 1 << 20};
+	struct wsnap_pieces *p = pieces_in(d, size);
+	struct wsnap_chunks *c;
+	struct fake f;
+	unsigned i, n;
+
+	fake_init(&f, size);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_store(c, p);
+	for (i = 0; i < 4; i++) {
+		assert_int_equal(wsnap_chunks_read(c, buf, len[i], at[i]),
+				 len[i]);
+		check_bytes(buf, len[i], at[i]);
+	}
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	n = atomic_load(&f.fetches);
+	return n;
+}
+
+/* What one cache fetched, the next one over the same pieces reads from
+ * disk: no fetch at all. */
+static void test_chunks_store_again(void **state)
+{
+	struct piece_dir d = {0};
+
+	assert_true(reads_over(&d, 16 << 20) > 0);
+	assert_int_equal(reads_over(&d, 16 << 20), 0);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* A chunk cache over a fake object of size bytes (f) that stores on p. */
+static struct wsnap_chunks *stored_cache(struct fake *f, uint64_t size,
+					 struct wsnap_pieces *p)
+{
+	struct wsnap_chunks *c;
+
+	fake_init(f, size);
+	assert_int_equal(
+		wsnap_chunks_new(f->size, 128 << 20, fake_fetch, f, &c), 0);
+	wsnap_chunks_set_store(c, p);
+	return c;
+}
+
+/* A long sequential run stores its first WSNAP_CHUNK_SEQ_STORE bytes on
+ * disk, not the rest: the next cache reading it again fetches only what
+ * lies past them (within the read-ahead of the last stored entry); a
+ * random read after it is stored again. */
+static void test_chunks_store_seq_cutoff(void **state)
+{
+	static unsigned char buf[1 << 20];
+	const uint64_t size = WSNAP_CHUNK_SEQ_STORE + (32u << 20);
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 2 * size);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t off, bytes;
+	unsigned i;
+
+	for (i = 0; i < 2; i++) {
+		c = stored_cache(&f, size, p);
+		for (off = 0; off < size; off += sizeof(buf)) {
+			assert_int_equal(
+				wsnap_chunks_read(c, buf, sizeof(buf), off),
+				sizeof(buf));
+			check_bytes(buf, sizeof(buf), off);
+		}
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		bytes = atomic_load(&f.bytes);
+		if (i == 0) {
+			assert_int_equal(bytes, size);
+			continue;
+		}
+		/* what was stored comes from disk: the first 32 MiB, and the
+		 * read-ahead made before the run passed them (at most a
+		 * window and a request more); the rest is fetched */
+		assert_true(bytes >=
+			    size - WSNAP_CHUNK_SEQ_STORE -
+				    2 * WSNAP_CHUNK_AHEAD * WSNAP_CHUNK);
+		assert_true(bytes <=
+			    size - WSNAP_CHUNK_SEQ_STORE + WSNAP_CHUNK);
+	}
+	/* a random read past the cutoff: stored, read from disk next time */
+	for (i = 0; i < 2; i++) {
+		c = stored_cache(&f, size, p);
+		assert_int_equal(wsnap_chunks_read(c, buf, 4096, size - 8192),
+				 4096);
+		check_bytes(buf, 4096, size - 8192);
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		if (i == 1)
+			assert_int_equal(atomic_load(&f.fetches), 0);
+	}
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* An entry part of which pieces hold fetches only the ranges between
+ * them, which are stored: the next read of it fetches nothing. */
+static void test_chunks_store_gaps(void **state)
+{
+	static unsigned char buf[1 << 20], part[256 << 10];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	unsigned i;
+
+	for (i = 0; i < sizeof(part); i++)
+		part[i] = byte_at((256 << 10) + i);
+	wsnap_pieces_put(p, 256 << 10, part, sizeof(part));
+	wsnap_pieces_flush(p);
+	for (i = 0; i < 2; i++) {
+		fake_init(&f, 4 << 20);
+		assert_int_equal(
+			wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			0);
+		wsnap_chunks_set_store(c, p);
+		assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0),
+				 sizeof(buf));
+		check_bytes(buf, sizeof(buf), 0);
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		/* [0, 256K) and [512K, 1M); then nothing */
+		assert_int_equal(atomic_load(&f.fetches), i ? 0 : 2);
+		assert_int_equal(atomic_load(&f.bytes), i ? 0 : 768 << 10);
+	}
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len);
+
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len);
+
+/* A fetch that fails beside good pieces fails the read and leaves the
+ * pieces alone (only a checker's refusal removes them): the next read
+ * fetches the rest only. */
+static void test_chunks_store_fetch_error(void **state)
+{
+	static unsigned char buf[1 << 20], part[16 << 10];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t next;
+	unsigned i;
+
+	for (i = 0; i < sizeof(part); i++)
+		part[i] = byte_at(i);
+	wsnap_pieces_put(p, 0, part, sizeof(part));
+	wsnap_pieces_flush(p);
+	fake_init(&f, 4 << 20);
+	atomic_store(&f.fail, 1);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_right, NULL);
+	wsnap_chunks_set_store(c, p);
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0), -EIO);
+	assert_int_equal(wsnap_pieces_get(p, buf, 0, sizeof(part), &next),
+			 sizeof(part));
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 0),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 0);
+	assert_int_equal(atomic_load(&f.bytes),
+			 2 * (sizeof(buf) - sizeof(part)));
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* Readers in threads (and the read-ahead beside them) over pieces: two
+ * caches one after the other over the same pieces, and two at once over
+ * stores of their own in the same directory (two processes): every byte
+ * right; the first cache's pieces serve all of the second's reads. */
+static void test_chunks_store_threads(void **state)
+{
+	static struct reader_arg r[2 * READERS];
+	pthread_t th[2 * READERS];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p[2];
+	struct wsnap_chunks *c[2];
+	struct fake f[2];
+	int i, round, n;
+
+	for (round = 0; round < 3; round++) {
+		n = round == 2 ? 2 : 1;
+		for (i = 0; i < n; i++) {
+			p[i] = pieces_in(&d, 16 << 20);
+			fake_init(&f[i], 16 << 20);
+			assert_int_equal(wsnap_chunks_new(f[i].size, 4 << 20,
+							  fake_fetch, &f[i],
+							  &c[i]),
+					 0);
+			wsnap_chunks_set_check(c[i], check_right, NULL);
+			wsnap_chunks_set_store(c[i], p[i]);
+		}
+		for (i = 0; i < n * READERS; i++) {
+			r[i].c = c[i / READERS];
+			r[i].off = (uint64_t)(i % READERS) * (2 << 20) + 777;
+			r[i].len = sizeof(r[i].buf);
+			assert_int_equal(pthread_create(&th[i], NULL,
+							reader_main, &r[i]),
+					 0);
+		}
+		for (i = 0; i < n * READERS; i++) {
+			pthread_join(th[i], NULL);
+			assert_int_equal(r[i].got, sizeof(r[i].buf));
+			check_bytes(r[i].buf, sizeof(r[i].buf), r[i].off);
+		}
+		for (i = 0; i < n; i++) {
+			wsnap_chunks_free(c[i]);
+			wsnap_pieces_free(p[i]);
+			if (round == 1)
+				assert_int_equal(atomic_load(&f[i].fetches), 0);
+		}
+	}
+	piece_dir_remove(&d);
+	(void)state;
+}
+
+/* Refuses bytes that are not the object's (without failing the test). */
+static int check_right(void *ctx, uint64_t off, const void *data, size_t len)
+{
+	const unsigned char *b = data;
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < len; i++)
+		if (b[i] != byte_at(off + i))
+			return -EIO;
+	return 0;
+}
+
+/* A piece made to look right (its checksum matches wrong bytes) is
+ * refused by the checker: never served, the network's bytes are, and
+ * they replace it on disk. */
+static void test_chunks_store_forged(void **state)
+{
+	static unsigned char forged[16 << 10], buf[100];
+	struct piece_dir d = {0};
+	struct wsnap_pieces *p = pieces_in(&d, 4 << 20);
+	struct wsnap_chunks *c;
+	struct fake f;
+	uint64_t next;
+
+	memset(forged, 'x', sizeof(forged));
+	wsnap_pieces_put(p, 0, forged, sizeof(forged));
+	wsnap_pieces_flush(p);
+	fake_init(&f, 4 << 20);
+	assert_int_equal(wsnap_chunks_new(f.size, 64 << 20, fake_fetch, &f, &c),
+			 0);
+	wsnap_chunks_set_check(c, check_right, NULL);
+	wsnap_chunks_set_store(c, p);
+	assert_int_equal(wsnap_chunks_read(c, buf, sizeof(buf), 5),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 5);
+	assert_int_equal(atomic_load(&f.fetches), 1);
+	wsnap_chunks_free(c);
+	wsnap_pieces_free(p);
+	p = pieces_in(&d, 4 << 20);
+	assert_int_equal(wsnap_pieces_get(p, buf, 5, sizeof(buf), &next),
+			 sizeof(buf));
+	check_bytes(buf, sizeof(buf), 5);
+	wsnap_pieces_free(p);
+	piece_dir_remove(&d);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_content_range),
+		cmocka_unit_test(test_chunks_store_again),
+		cmocka_unit_test(test_chunks_store_seq_cutoff),
+		cmocka_unit_test(test_chunks_store_gaps),
+		cmocka_unit_test(test_chunks_store_forged),
+		cmocka_unit_test(test_chunks_store_threads),
+		cmocka_unit_test(test_chunks_store_fetch_error),
 		cmocka_unit_test(test_number_and_header),
 		cmocka_unit_test(test_credentials_file),
 		cmocka_unit_test(test_label_and_redact),

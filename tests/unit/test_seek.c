@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <zlib.h>
@@ -571,6 +572,78 @@ static void test_seek_borrowed_windows(void **state)
 	fixture_release(&f);
 }
 
+/* The resident kB of the mapping of this process that starts at p. */
+static long mapping_rss_kb(const void *p)
+{
+	char line[512], want[32];
+	long rss = -1;
+	bool in = false;
+	FILE *f = fopen("/proc/self/smaps", "r");
+
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)p);
+	while (fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && strchr(line, ' ') &&
+		    strchr(line, '-') < strchr(line, ' '))
+			in = strncmp(line, want, strlen(want)) == 0;
+		if (in && sscanf(line, "Rss: %ld kB", &rss) == 1)
+			break;
+	}
+	fclose(f);
+	return rss;
+}
+
+/* Windows borrowed from a read-only file mapping (a cache entry) do not
+ * stay resident in the process once decoded, and still read right after
+ * their pages were dropped. */
+static void test_seek_windows_dropped(void **state)
+{
+	struct fixture f;
+	struct wsnap_stream *s;
+	struct wsnap_seek_table *t;
+	unsigned char *pts, *win, *buf = malloc(BIG);
+	char path[] = "/tmp/wsnap-test-seek-XXXXXX";
+	const char *why = NULL;
+	size_t plen, i;
+	int fd;
+
+	fixture_make(&f);
+	pts = wsnap_seek_table_encode(f.t, &plen);
+	assert_non_null(pts);
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(write(fd, f.t->windows, f.t->windows_len),
+			 (ssize_t)f.t->windows_len);
+	win = mmap(NULL, f.t->windows_len, PROT_READ, MAP_PRIVATE, fd, 0);
+	assert_true(win != MAP_FAILED);
+	close(fd);
+	assert_int_equal(wsnap_seek_table_decode(
+				 pts, plen, win, f.t->windows_len, f.glen, BIG,
+				 WSNAP_SEEK_BORROW_WINDOWS |
+					 WSNAP_SEEK_WINDOWS_IN_FILE_MAP,
+				 &t, &why),
+			 0);
+	assert_int_equal(
+		wsnap_stream_seekable(mem_source(f.gz, f.glen), t, 0, &s), 0);
+	/* twice: the second time from pages faulted in again */
+	for (int round = 0; round < 2; round++) {
+		memset(buf, 0, BIG);
+		wsnap_stream_seek_set_cache(s, 1);
+		for (i = 0; i < BIG; i += 1u << 20)
+			assert_int_equal(
+				wsnap_stream_read(s, buf + i, 1u << 20, i), 0);
+		assert_memory_equal(buf, f.data, BIG);
+		assert_int_equal(mapping_rss_kb(win), 0);
+	}
+	wsnap_stream_free(s);
+	assert_memory_equal(win, f.t->windows, f.t->windows_len);
+	munmap(win, f.t->windows_len);
+	free(pts);
+	free(buf);
+	fixture_release(&f);
+}
+
 /* A sequential reader gets the next span decoded ahead: every span after
  * the first is claimed for read-ahead once and decoded once; reads at
  * random offsets, and a bound too small for two spans, get none. */
@@ -956,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_seek_stream_threads),
 		cmocka_unit_test(test_seek_cache_default),
 		cmocka_unit_test(test_seek_borrowed_windows),
+		cmocka_unit_test(test_seek_windows_dropped),
 		cmocka_unit_test(test_seek_read_ahead),
 		cmocka_unit_test(test_seek_stream_eio),
 		cmocka_unit_test(test_seek_stream_file_changed),
