@@ -548,6 +548,11 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 		rc = wsnap_fileid_settle(o->fd, &id);
 	if (rc && strict)
 		return wsnap_error_io(err, -rc, o->label, "cannot identify");
+	if (rc && lo && lo->verbose)
+		fprintf(stderr,
+			"wsnap: index cache not used: the archive's identity "
+			"did not settle (%s)\n",
+			strerror(-rc));
 	if (rc)
 		return origin_build(o, policy, keep_data, !lo->no_progress, out,
 				    err);
@@ -578,7 +583,12 @@ through_cache(struct origin *o, const struct wsnap_policy *policy,
 		/* an archive that changed while it was read is not stored
 		 * under the identity it had before */
 		store = st == WSNAP_OK && cache.dirfd >= 0 &&
-			cache.max_bytes > 0 && origin_same(o, &id);
+			cache.max_bytes > 0;
+		if (store && !origin_same(o, &id)) {
+			store = false;
+			say_entry(lo, name, "not written",
+				  "the archive changed while it was read");
+		}
 
 		/* or written by the caller later (lo->later) */
 		if (store && !strict)

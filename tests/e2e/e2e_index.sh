@@ -140,7 +140,8 @@ cp "$work/snap.tar" "$work/first-v.tar"
 n=$(entries)
 newmnt mfv
 expect_rc 0 "$W" mount -v "$work/first-v.tar" "$mnt"
-[ "$(entries)" -eq $((n + 1)) ] || fail "mount -v: no entry when it returned"
+[ "$(entries)" -eq $((n + 1)) ] ||
+	fail "mount -v: no entry when it returned ($(entries), was $n): $(cat "$work/stderr")"
 expect_rc 0 "$W" unmount "$mnt"
 # a compressed archive's entry (its seek points) is written before too
 cp "$work/snap.tar.gz" "$work/first-gz.tar.gz"
