@@ -70,8 +70,8 @@ struct wsnap_chunks {
 	uint64_t seq_next;
 	/* the run of reads near each other that the last read was part of
 	 * (reads the kernel sends together arrive out of order): the
-	 * bytes [run_start, run_end) */
-	uint64_t run_start, run_end;
+	 * bytes [run_start, run_end), run_bytes of them read */
+	uint64_t run_start, run_end, run_bytes;
 	unsigned window;
 	unsigned ahead_max; /* what fits in the budget beside the chunk read */
 	struct entry *queue[QUEUE_MAX];
@@ -212,7 +212,7 @@ static struct entry *insert(struct wsnap_chunks *c, uint64_t start,
 	e->state = E_FETCHING;
 	e->refs = 1;
 	e->used = ++c->tick;
-	e->no_store = c->run_end - c->run_start > WSNAP_CHUNK_SEQ_STORE;
+	e->no_store = c->run_bytes > WSNAP_CHUNK_SEQ_STORE;
 	e->next = c->head;
 	if (c->head)
 		c->head->prev = e;
@@ -340,17 +340,21 @@ static int fetch_locked(struct wsnap_chunks *c, struct entry *e)
 }
 
 /* Counts a read of [off, off + len) into the run of reads (lock held):
- * one that starts within RUN_NEAR of where the run ends continues it. */
+ * one that starts within RUN_NEAR of where the run ends continues it.
+ * What counts is the bytes read, not the span: small files read in the
+ * archive's order skip ahead by little but read little. */
 static void run_note(struct wsnap_chunks *c, uint64_t off, size_t len)
 {
 	if (c->run_end > c->run_start && off + RUN_NEAR >= c->run_end &&
 	    off <= c->run_end + RUN_NEAR && off >= c->run_start) {
 		if (off + len > c->run_end)
 			c->run_end = off + len;
+		c->run_bytes += len;
 		return;
 	}
 	c->run_start = off;
 	c->run_end = off + len;
+	c->run_bytes = len;
 }
 
 /* In a forked child: no thread of the parent is here to finish what it

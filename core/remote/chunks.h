@@ -39,9 +39,9 @@
  *    the fetch gave and the checker took is handed to the store (which
  *    copies it and writes it from a thread of its own) by the thread that
  *    fetched it, after its waiters have gone on; but not an entry made
- *    once a run of reads had covered more than WSNAP_CHUNK_SEQ_STORE
- *    bytes (a run: reads each starting within 4 chunks of where the ones
- *    before it end, in any order; another read starts a new run).
+ *    once a run of reads had read more than WSNAP_CHUNK_SEQ_STORE bytes
+ *    (a run: reads each starting within 4 chunks of where the ones before
+ *    it end, in any order; another read starts a new run).
  */
 #ifndef WSNAP_CHUNKS_H
 #define WSNAP_CHUNKS_H

@@ -51,7 +51,7 @@
 #define WSNAP_PIECE_MAX	       (8u << 20)
 #define WSNAP_PIECES_KNOWN_MAX (1u << 20)
 /* Bytes of pieces waiting for the writer at most. */
-#define WSNAP_PIECES_QUEUE (64u << 20)
+#define WSNAP_PIECES_QUEUE (16u << 20)
 /* "OFFSET-LENGTH": 16 + 1 + 16 characters */
 #define WSNAP_PIECE_NAME_LEN 33
 

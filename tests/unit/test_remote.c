@@ -744,6 +744,20 @@ static void test_chunks_store_seq_cutoff(void **state)
 		assert_true(bytes <=
 			    size - WSNAP_CHUNK_SEQ_STORE + WSNAP_CHUNK);
 	}
+	/* small reads skipping ahead (files read in the archive's order)
+	 * over more than the cutoff: all stored, all from disk next time */
+	for (i = 0; i < 2; i++) {
+		c = stored_cache(&f, size, p);
+		for (off = 4096; off + 4096 <= size; off += 256u << 10) {
+			assert_int_equal(wsnap_chunks_read(c, buf, 512, off),
+					 512);
+			check_bytes(buf, 512, off);
+		}
+		wsnap_chunks_free(c);
+		wsnap_pieces_flush(p);
+		if (i == 1)
+			assert_int_equal(atomic_load(&f.fetches), 0);
+	}
 	/* a random read past the cutoff: stored, read from disk next time */
 	for (i = 0; i < 2; i++) {
 		c = stored_cache(&f, size, p);
